@@ -1,0 +1,1 @@
+"""s3spark: Spark jobs for CSV on S3-compatible object storage."""
