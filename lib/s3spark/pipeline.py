@@ -1,0 +1,130 @@
+"""The jobs' logic: read CSV, handle malformed rows, filter and select, then write or count."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyspark.errors import AnalysisException, ParseException
+from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import functions as F
+
+from s3spark import storage
+from s3spark.bad_rows import BadRowPolicy, good_rows, malformed_rows
+from s3spark.errors import UserError, java_message
+from s3spark.reader import CsvFormat, infer_schema, observe_read, read_csv
+from s3spark.schema import parse_schema
+from s3spark.summary import RunSummary
+from s3spark.writer import OutputSpec, check_can_write, write_table
+
+
+@dataclass
+class ReadRequest:
+    """Which CSV to read, how, and what to keep."""
+
+    inputs: list[str]
+    schema: str | None = None
+    csv: CsvFormat = field(default_factory=CsvFormat)
+    filter: str | None = None
+    select: list[str] = field(default_factory=list)
+    on_bad_rows: BadRowPolicy = BadRowPolicy.FAIL
+    quarantine: str | None = None
+
+
+def _apply(frame: DataFrame, flag: str, text: str, step) -> DataFrame:
+    try:
+        return step()
+    except (AnalysisException, ParseException) as error:
+        columns = ", ".join(frame.columns)
+        raise UserError(f"bad {flag} {text!r}: {java_message(error)}; columns are: {columns}") from None
+
+
+def transform(frame: DataFrame, filter_expr: str | None, select: list[str]) -> DataFrame:
+    """Apply --filter (a SQL condition) then --select (column names or SQL expressions)."""
+    if filter_expr:
+        frame = _apply(frame, "--filter", filter_expr, lambda: frame.where(F.expr(filter_expr)))
+    if select:
+        frame = _apply(frame, "--select", ", ".join(select), lambda: frame.selectExpr(*select))
+    return frame
+
+
+class PreparedInput:
+    """A read request turned into a lazy frame of output rows, with observations filled in by its action."""
+
+    def __init__(self, spark: SparkSession, request: ReadRequest, summary: RunSummary):
+        self.request = request
+        self.summary = summary
+        found = storage.expand_inputs(spark, request.inputs)
+        summary.inputs, summary.input_files, summary.bytes_read = found.uris, found.files, found.bytes
+        schema = (
+            parse_schema(spark, request.schema)
+            if request.schema
+            else infer_schema(spark, request.inputs, request.csv)
+        )
+        self.parsed = read_csv(spark, request.inputs, schema, request.csv)
+        self.read_stats = Observation("read")
+        self.kept_stats = Observation("kept")
+        kept = good_rows(observe_read(self.parsed, self.read_stats), request.on_bad_rows)
+        kept = kept.observe(self.kept_stats, F.count(F.lit(1)).alias("rows"))
+        self.rows = transform(kept, request.filter, request.select)
+
+    def quarantine_malformed(self, mode: str) -> None:
+        """Write malformed rows (source file, raw text) as JSON lines to the quarantine location."""
+        target = self.request.quarantine
+        stats = Observation("quarantine")
+        rows = malformed_rows(self.parsed).observe(stats, F.count(F.lit(1)).alias("rows"))
+        write_table(rows.sparkSession, rows, OutputSpec(uri=target, format="json", mode=mode))
+        self.summary.quarantine = target
+        self.summary.rows_quarantined = stats.get["rows"]
+
+    def account(self, rows_out: int) -> None:
+        """Fill the summary's counts from the observations of the action that just ran."""
+        read, kept = self.read_stats.get, self.kept_stats.get["rows"]
+        self.summary.rows_read = read["rows"]
+        self.summary.rows_filtered_out = kept - rows_out
+        malformed = read["malformed"]
+        if self.request.on_bad_rows is BadRowPolicy.DROP:
+            self.summary.rows_dropped = malformed
+        elif self.request.on_bad_rows is BadRowPolicy.QUARANTINE and malformed != self.summary.rows_quarantined:
+            raise UserError(
+                f"the input changed during the run: {malformed} malformed rows seen, "
+                f"{self.summary.rows_quarantined} quarantined; rerun when the input is stable"
+            )
+
+
+def _require_quarantine(request: ReadRequest) -> None:
+    if request.on_bad_rows is BadRowPolicy.QUARANTINE and not request.quarantine:
+        raise UserError("--on-bad-rows quarantine needs --quarantine URI (where malformed rows go)")
+
+
+def convert(spark: SparkSession, request: ReadRequest, output: OutputSpec, summary: RunSummary) -> None:
+    """CSV → a table format (Parquet), counting every row read as written, filtered, dropped or quarantined."""
+    _require_quarantine(request)
+    summary.output = output.uri
+    check_can_write(spark, output)
+    if request.on_bad_rows is BadRowPolicy.QUARANTINE:
+        check_can_write(spark, OutputSpec(uri=request.quarantine, format="json", mode=output.mode))
+    prepared = PreparedInput(spark, request, summary)
+    missing = [name for name in output.partition_by if name not in prepared.rows.columns]
+    if missing:
+        raise UserError(
+            f"--partition-by column {missing[0]!r} is not in the output; columns are: {', '.join(prepared.rows.columns)}"
+        )
+    if request.on_bad_rows is BadRowPolicy.QUARANTINE:
+        prepared.quarantine_malformed(output.mode)
+    written = Observation("written")
+    write_table(spark, prepared.rows.observe(written, F.count(F.lit(1)).alias("rows")), output)
+    summary.rows_written = written.get["rows"]
+    prepared.account(summary.rows_written)
+    summary.bytes_written = storage.data_bytes(spark, output.uri)
+
+
+def filter_count(spark: SparkSession, request: ReadRequest, summary: RunSummary) -> None:
+    """Load CSV, apply the filter, count the matching rows: the classic pandas-vs-Spark experiment."""
+    _require_quarantine(request)
+    if request.on_bad_rows is BadRowPolicy.QUARANTINE:
+        check_can_write(spark, OutputSpec(uri=request.quarantine, format="json", mode="error"))
+    prepared = PreparedInput(spark, request, summary)
+    if request.on_bad_rows is BadRowPolicy.QUARANTINE:
+        prepared.quarantine_malformed("error")
+    summary.rows_matched = prepared.rows.count()
+    prepared.account(summary.rows_matched)

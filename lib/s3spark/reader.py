@@ -1,0 +1,95 @@
+"""CSV reading with an explicit schema, where every malformed row is flagged, never silently lost.
+
+Spark's CSV source runs in PERMISSIVE mode with a corrupt-record column. Two Spark behaviours would
+otherwise make "malformed" depend on which columns a query happens to use: the parser converts only the
+columns a query needs, and with parser column pruning it does not see extra fields. So the parser's
+column pruning is turned off, and `observe_read` references every column, so a row with the wrong number
+of fields or a value that does not cast is always flagged.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
+
+from s3spark.errors import UserError
+from s3spark.schema import to_ddl
+
+CORRUPT_COLUMN = "_corrupt_record"
+SOURCE_COLUMN = "_source_file"
+HELPER_COLUMNS = (CORRUPT_COLUMN, SOURCE_COLUMN)
+
+
+@dataclass(frozen=True)
+class CsvFormat:
+    """How the CSV files are written."""
+
+    delimiter: str = ","
+    header: bool = True
+    multiline: bool = False
+    encoding: str = "UTF-8"
+    quote: str = '"'
+    escape: str = "\\"
+
+    def options(self) -> dict[str, str]:
+        return {
+            "sep": self.delimiter,
+            "header": str(self.header).lower(),
+            "multiLine": str(self.multiline).lower(),
+            "encoding": self.encoding,
+            "quote": self.quote,
+            "escape": self.escape,
+        }
+
+
+def infer_schema(spark: SparkSession, paths: list[str], fmt: CsvFormat) -> StructType:
+    """Infer column types with a full pass over the input, and say what it cost and how to avoid it."""
+    schema = spark.read.options(**fmt.options(), inferSchema="true").csv(paths).schema
+    if not schema.fields:
+        raise UserError("cannot infer a schema from empty input; pass --schema 'name TYPE, ...'")
+    print(
+        "warning: no --schema given, so column types were inferred with a full extra pass over the input; "
+        f"pass it next time: --schema '{to_ddl(spark, schema)}'",
+        file=sys.stderr,
+    )
+    return schema
+
+
+def read_csv(spark: SparkSession, paths: list[str], schema: StructType, fmt: CsvFormat) -> DataFrame:
+    """The input as the schema's columns plus the raw text of malformed rows and each row's source file."""
+    clash = [name for name in HELPER_COLUMNS if name in schema.fieldNames()]
+    if clash:
+        raise UserError(f"the schema may not use the reserved column name {clash[0]}; rename it")
+    # With pruning on, a row with extra fields parses "fine" when not every column is read.
+    spark.conf.set("spark.sql.csv.parser.columnPruning.enabled", "false")
+    with_corrupt = StructType([*schema.fields, StructField(CORRUPT_COLUMN, StringType(), True)])
+    frame = (
+        spark.read.schema(with_corrupt)
+        .options(**fmt.options(), mode="PERMISSIVE", columnNameOfCorruptRecord=CORRUPT_COLUMN)
+        .csv(paths)
+    )
+    return frame.withColumn(SOURCE_COLUMN, F.input_file_name())
+
+
+def is_malformed() -> F.Column:
+    """True for rows the CSV parser could not fit to the schema."""
+    return F.col(CORRUPT_COLUMN).isNotNull()
+
+
+def observe_read(frame: DataFrame, observation: Observation) -> DataFrame:
+    """Count rows read and malformed rows during whatever action runs next.
+
+    The per-column non-null counts are there to make every column required, so each one is parsed and
+    cast (and a bad value anywhere flags its row) even when the job keeps only a few columns.
+    """
+    data_columns = [name for name in frame.columns if name not in HELPER_COLUMNS]
+    return frame.observe(
+        observation,
+        F.count(F.lit(1)).alias("rows"),
+        F.coalesce(F.sum(is_malformed().cast("long")), F.lit(0)).alias("malformed"),
+        *[F.count(F.col(f"`{name}`")).alias(f"non_null_{index}") for index, name in enumerate(data_columns)],
+    )

@@ -1,0 +1,107 @@
+"""Profiles → SparkSession, the same way for spark-submit.sh, notebooks and tests."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from pyspark import SparkConf
+from pyspark.sql import SparkSession
+
+from s3spark.jars import ensure_jars
+from s3spark.paths import LOG4J_CONFIG
+from s3spark.profiles import load_profile
+
+PROFILE_KEY = "spark.s3spark.profile"
+DEFAULT_PROFILE = "local"
+JAVA_OPTION_KEYS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
+# Loggers that conf/log4j2.properties silences by default and --verbose turns back on.
+VERBOSE_LOGGERS = (
+    "org.apache.spark.executor.Executor",
+    "org.apache.spark.scheduler.TaskSetManager",
+    "org.apache.spark.sql.execution.datasources.FileFormatWriter",
+)
+
+
+def profile_spec(profile: str | None = None) -> str:
+    """The profile to use: the argument, else $S3SPARK_PROFILE, else 'local'."""
+    return profile or os.environ.get("S3SPARK_PROFILE") or DEFAULT_PROFILE
+
+
+def spark_properties(profile: str | None = None, fetch_jars: bool = True) -> dict[str, str]:
+    """Every Spark property a job needs: the merged profile, the pinned jars and the logging config."""
+    loaded = load_profile(profile_spec(profile))
+    props = dict(loaded.properties)
+    props[PROFILE_KEY] = loaded.spec
+    jars = [str(path) for path in ensure_jars(fetch_missing=fetch_jars)]
+    props["spark.jars"] = ",".join(filter(None, [props.get("spark.jars", ""), *jars]))
+    log4j = f"-Dlog4j2.configurationFile=file:{LOG4J_CONFIG}"
+    for key in JAVA_OPTION_KEYS:
+        props[key] = " ".join(filter(None, [log4j, props.get(key, "")]))
+    return props
+
+
+def submitted_profile() -> str | None:
+    """The profile spark-submit.sh applied, when this process was started by it."""
+    if not os.environ.get("PYSPARK_GATEWAY_PORT") and not SparkSession.getActiveSession():
+        return None
+    return SparkConf().get(PROFILE_KEY, None)
+
+
+def session(
+    profile: str | None = None,
+    *,
+    master: str | None = None,
+    app_name: str = "s3spark",
+    conf: Mapping[str, str] | None = None,
+) -> SparkSession:
+    """A SparkSession configured by a profile (default $S3SPARK_PROFILE or 'local').
+
+    Under spark-submit.sh the profile is already in the Spark configuration and is not applied twice.
+    Elsewhere (a notebook, a test, plain python) the profile, the pinned jars and the logging
+    configuration are applied here, with master ``local[*]`` unless given.
+    """
+    builder = SparkSession.builder.appName(app_name)
+    if submitted_profile() is None:
+        props = spark_properties(profile)
+        builder = builder.master(master or os.environ.get("S3SPARK_MASTER") or "local[*]")
+        for key, value in props.items():
+            builder = builder.config(key, value)
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def set_verbose(spark: SparkSession, verbose: bool) -> None:
+    """Turn task-failure logging (with Java stack traces) on for --verbose runs."""
+    if not verbose:
+        return
+    jvm = spark.sparkContext._jvm
+    level = jvm.org.apache.logging.log4j.Level.WARN
+    for name in VERBOSE_LOGGERS:
+        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, level)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write the Spark properties of a profile (with jars and logging) for spark-submit --properties-file."""
+    import argparse
+    import sys
+    from pathlib import Path
+
+    from s3spark.errors import UserError
+    from s3spark.profiles import write_properties
+
+    parser = argparse.ArgumentParser(prog="python -m s3spark.session", description=main.__doc__)
+    parser.add_argument("--profile", help="profile spec (default $S3SPARK_PROFILE or local)")
+    parser.add_argument("--write", required=True, type=Path, help="properties file to write")
+    args = parser.parse_args(argv)
+    try:
+        write_properties(spark_properties(args.profile), args.write)
+    except UserError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,72 @@
+"""Paths on any Hadoop filesystem (local, s3a://): expand inputs, check outputs, measure sizes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import SparkSession
+
+from s3spark.errors import UserError
+
+
+@dataclass(frozen=True)
+class InputFiles:
+    """What a list of input URIs expands to."""
+
+    uris: list[str]
+    files: int
+    bytes: int
+
+
+def _path_and_fs(spark: SparkSession, uri: str):
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(uri)
+    return path, path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+
+
+def _is_data_file(status) -> bool:
+    name = status.getPath().getName()
+    return status.isFile() and not name.startswith(("_", "."))
+
+
+def expand_inputs(spark: SparkSession, uris: list[str]) -> InputFiles:
+    """Check that every input (file, directory or glob) matches something; count files and bytes."""
+    files = size = 0
+    for uri in uris:
+        path, fs = _path_and_fs(spark, uri)
+        matches = fs.globStatus(path)
+        if not matches:
+            raise UserError(f"input not found: {uri}; check the path (files, directories and globs are accepted)")
+        for status in matches:
+            children = fs.listStatus(status.getPath()) if status.isDirectory() else [status]
+            for child in children:
+                if _is_data_file(child):
+                    files += 1
+                    size += child.getLen()
+    return InputFiles(uris=list(uris), files=files, bytes=size)
+
+
+def exists(spark: SparkSession, uri: str) -> bool:
+    path, fs = _path_and_fs(spark, uri)
+    return bool(fs.exists(path))
+
+
+def delete(spark: SparkSession, uri: str) -> None:
+    """Remove a path and everything under it."""
+    path, fs = _path_and_fs(spark, uri)
+    fs.delete(path, True)
+
+
+def data_bytes(spark: SparkSession, uri: str) -> int:
+    """Total size of the data files under a path (recursively), ignoring _SUCCESS and hidden files."""
+    path, fs = _path_and_fs(spark, uri)
+    if not fs.exists(path):
+        return 0
+    total = 0
+    files = fs.listFiles(path, True)
+    while files.hasNext():
+        status = files.next()
+        relative = str(status.getPath().toUri().getPath())[len(str(path.toUri().getPath())) :]
+        if not any(part.startswith(("_", ".")) for part in relative.split("/") if part):
+            total += status.getLen()
+    return total

@@ -1,0 +1,49 @@
+# Sourced by spark-submit.sh and test.sh: set up what is missing, once, and nothing when all is in place.
+#   ensure_venv [dev]   a virtualenv ($S3SPARK_VENV, default REPO/.venv) with the pinned packages, editable
+#   ensure_jars         the pinned jars in the cache ($S3SPARK_CACHE/jars), checksums verified
+# shellcheck shell=bash
+
+S3SPARK_VENV="${S3SPARK_VENV:-$REPO/.venv}"
+S3SPARK_PY="$S3SPARK_VENV/bin/python"
+
+die() { echo "error: $*" >&2; exit 2; }
+
+check_java() {
+  command -v java >/dev/null 2>&1 || die "java not found: install Java 17 (apt-get install openjdk-17-jre-headless) or set JAVA_HOME"
+  local version
+  version="$(java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -1)"
+  case "$version" in
+    8|11|17) ;;
+    *) die "Spark 3.5 runs on Java 8, 11 or 17; found Java ${version:-unknown}: install Java 17 or set JAVA_HOME" ;;
+  esac
+}
+
+ensure_venv() {
+  local extras="${1:-}" python="${S3SPARK_PYTHON:-python3}" stamp="$S3SPARK_VENV/.s3spark-installed" want
+  want="$(sha256sum "$REPO/pyproject.toml" | cut -c1-64)"
+  if [[ -x "$S3SPARK_PY" && -f "$stamp" ]]; then
+    local have_hash have_extras
+    read -r have_hash have_extras < "$stamp" || true
+    if [[ "$have_hash" == "$want" && ( -z "$extras" || "$have_extras" == "$extras" ) ]]; then
+      return 0
+    fi
+  fi
+  command -v "$python" >/dev/null 2>&1 || die "$python not found: install Python 3.11 or set S3SPARK_PYTHON"
+  "$python" -c 'import sys; sys.exit(not ((3, 10) <= sys.version_info[:2] <= (3, 11)))' \
+    || die "pyspark 3.5 needs Python 3.10 or 3.11; $python is $("$python" --version 2>&1): set S3SPARK_PYTHON"
+  echo "setting up $S3SPARK_VENV with the pinned Python packages (first run only, a few minutes)..." >&2
+  if [[ ! -x "$S3SPARK_PY" ]]; then
+    "$python" -m venv "$S3SPARK_VENV" || die "could not create a virtualenv: install python3-venv"
+  fi
+  local spec="$REPO"
+  [[ -n "$extras" ]] && spec="$REPO[$extras]"
+  "$S3SPARK_PY" -m pip install --quiet --disable-pip-version-check -e "$spec" >&2 \
+    || die "pip install failed (see above); rerun when the package index is reachable"
+  # A dev install also satisfies a plain one; keep the wider extras.
+  [[ -z "$extras" && -f "$stamp" ]] && read -r _ extras < "$stamp" || true
+  echo "$want ${extras}" > "$stamp"
+}
+
+ensure_jars() {
+  "$S3SPARK_PY" -m s3spark.jars ensure > /dev/null || exit $?
+}

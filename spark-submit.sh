@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Run a job with a profile and the pinned jars: ./spark-submit.sh [options] JOB.py [job options]. See --help.
+set -euo pipefail
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=scripts/bootstrap.sh
+source "$REPO/scripts/bootstrap.sh"
+
+usage() {
+  cat <<USAGE
+usage: ./spark-submit.sh [--profile NAME|PATH] [spark-submit options] JOB.py [job options]
+       ./spark-submit.sh --show-profile [--profile NAME|PATH]
+       ./spark-submit.sh --list-profiles | --setup | --help
+
+Runs a job of this project with spark-submit. On the first run it sets up what is missing: a virtualenv
+(\$S3SPARK_VENV, default $REPO/.venv) with the pinned Python packages, and the pinned jars (hadoop-aws,
+the AWS SDK bundle, the S3A committer bindings, Delta) fetched once with Maven into \$S3SPARK_CACHE/jars
+(default ~/.cache/s3spark/jars) and verified against their sha256. Later runs do no setup.
+
+options of this script:
+  --profile NAME|PATH   s3a/Spark settings from conf/profiles/NAME.conf (layered on base.conf) or a file;
+                        several layer left to right: --profile minio,mytuning. Default: \$S3SPARK_PROFILE
+                        or 'local'. Available: $(cd "$REPO/conf/profiles" 2>/dev/null && ls ./*.conf 2>/dev/null | sed 's|^\./||; s|\.conf$||' | tr '\n' ' ')
+  --show-profile        print the effective settings of the profile (secrets redacted) and exit
+  --list-profiles       list the profiles and exit
+  --setup               only set up (virtualenv and jars) and exit
+  -h, --help            this help; JOB.py --help shows the job's own options
+
+spark-submit options pass through unchanged, e.g. --master (default local[*]), --conf KEY=VALUE,
+--driver-memory 4g, --executor-memory, --num-executors. Everything after JOB.py goes to the job.
+
+jobs:
+  jobs/csv_to_parquet.py     CSV -> Parquet (with no options: the bundled sample -> ./output/)
+  jobs/csv_filter_count.py   load CSV, filter, count (the classic pandas-vs-Spark experiment)
+
+credentials: s3a reads AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY from the environment (or a Hadoop
+credential provider, see README); they never go in profiles.
+exit codes: the job's: 0 success, 2 bad usage, input or configuration, 1 other failure.
+USAGE
+}
+
+profile="${S3SPARK_PROFILE:-local}"
+master="${S3SPARK_MASTER:-local[*]}"
+action=run
+job=""
+spark_args=()
+while (($#)); do
+  case "$1" in
+    -h|--help) usage; exit 0 ;;
+    --profile) [[ $# -ge 2 ]] || die "--profile needs a value"; profile="$2"; shift 2 ;;
+    --profile=*) profile="${1#*=}"; shift ;;
+    --master) [[ $# -ge 2 ]] || die "--master needs a value"; master="$2"; shift 2 ;;
+    --master=*) master="${1#*=}"; shift ;;
+    --show-profile) action=show; shift ;;
+    --list-profiles) action=list; shift ;;
+    --setup) action=setup; shift ;;
+    --verbose|-v|--supervise|--version) spark_args+=("$1"); shift ;;
+    --*=*) spark_args+=("$1"); shift ;;
+    --*) [[ $# -ge 2 ]] || die "$1 needs a value"; spark_args+=("$1" "$2"); shift 2 ;;
+    *) job="$1"; shift; break ;;
+  esac
+done
+
+ensure_venv
+case "$action" in
+  show) exec "$S3SPARK_PY" -m s3spark.profiles show "$profile" ;;
+  list) exec "$S3SPARK_PY" -m s3spark.profiles list ;;
+esac
+check_java
+ensure_jars
+if [[ "$action" == setup ]]; then
+  echo "setup complete: $S3SPARK_VENV and $("$S3SPARK_PY" -c 'from s3spark.jars import jars_cache; print(jars_cache())')" >&2
+  exit 0
+fi
+
+[[ -n "$job" ]] || { usage >&2; die "no job given: e.g. ./spark-submit.sh jobs/csv_to_parquet.py"; }
+if [[ ! -f "$job" && -f "$REPO/$job" ]]; then job="$REPO/$job"; fi
+[[ -f "$job" ]] || die "job not found: $job (jobs live in $REPO/jobs/)"
+
+properties="$(mktemp "${TMPDIR:-/tmp}/s3spark-XXXXXX.properties")"
+trap 'rm -f "$properties"' EXIT
+"$S3SPARK_PY" -m s3spark.session --profile "$profile" --write "$properties" || exit $?
+
+export PYSPARK_PYTHON="$S3SPARK_PY" PYSPARK_DRIVER_PYTHON="$S3SPARK_PY"
+status=0
+"$S3SPARK_VENV/bin/spark-submit" --master "$master" --properties-file "$properties" \
+  ${spark_args[@]+"${spark_args[@]}"} "$job" "$@" || status=$?
+exit "$status"
