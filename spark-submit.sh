@@ -80,7 +80,7 @@ properties="$(mktemp "${TMPDIR:-/tmp}/s3spark-XXXXXX.properties")"
 trap 'rm -f "$properties"' EXIT
 "$S3SPARK_PY" -m s3spark.session --profile "$profile" --write "$properties" || exit $?
 
-export PYSPARK_PYTHON="$S3SPARK_PY" PYSPARK_DRIVER_PYTHON="$S3SPARK_PY"
+export PYSPARK_PYTHON="$S3SPARK_PY" PYSPARK_DRIVER_PYTHON="$S3SPARK_PY" S3SPARK_SUBMITTED_PROFILE="$profile"
 status=0
 "$S3SPARK_VENV/bin/spark-submit" --master "$master" --properties-file "$properties" \
   ${spark_args[@]+"${spark_args[@]}"} "$job" "$@" || status=$?

@@ -16,7 +16,7 @@ from s3spark.errors import UserError, java_message, translate
 from s3spark.paths import REPO_ROOT
 from s3spark.pipeline import ReadRequest
 from s3spark.reader import CsvFormat
-from s3spark.session import session, set_verbose
+from s3spark.session import PROFILE_KEY, session, set_verbose
 from s3spark.summary import RunSummary
 from s3spark.writer import COMPRESSIONS, MODES
 
@@ -154,7 +154,7 @@ def run_job(
     code, message = 0, None
     try:
         spark = session(app_name=name)
-        summary.profile = spark.conf.get("spark.s3spark.profile", None)
+        summary.profile = spark.conf.get(PROFILE_KEY, None)
         set_verbose(spark, args.verbose)
         body(spark, summary)
     except UserError as error:

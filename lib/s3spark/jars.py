@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import re
 import shutil
 import subprocess
@@ -42,7 +43,9 @@ class JarPin:
 
 
 def pyspark_jars_dir() -> Path:
-    """The jars folder of the installed pyspark."""
+    """The jars folder of the Spark in use: $SPARK_HOME/jars, else the installed pyspark's."""
+    if os.environ.get("SPARK_HOME"):
+        return Path(os.environ["SPARK_HOME"]) / "jars"
     import pyspark
 
     return Path(pyspark.__file__).parent / "jars"

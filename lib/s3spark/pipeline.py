@@ -71,10 +71,10 @@ class PreparedInput:
         """Write malformed rows (source file, raw text) as JSON lines to the quarantine location."""
         target = self.request.quarantine
         stats = Observation("quarantine")
-        rows = malformed_rows(self.parsed).observe(stats, F.count(F.lit(1)).alias("rows"))
+        rows = malformed_rows(observe_read(self.parsed, stats))
         write_table(rows.sparkSession, rows, OutputSpec(uri=target, format="json", mode=mode))
         self.summary.quarantine = target
-        self.summary.rows_quarantined = stats.get["rows"]
+        self.summary.rows_quarantined = stats.get["malformed"]
 
     def account(self, rows_out: int) -> None:
         """Fill the summary's counts from the observations of the action that just ran."""

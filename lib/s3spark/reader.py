@@ -33,7 +33,8 @@ class CsvFormat:
     multiline: bool = False
     encoding: str = "UTF-8"
     quote: str = '"'
-    escape: str = "\\"
+    # RFC 4180: a quote inside a quoted field is doubled ("say ""hi""").
+    escape: str = '"'
 
     def options(self) -> dict[str, str]:
         return {

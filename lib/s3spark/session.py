@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from pyspark import SparkConf
 from pyspark.sql import SparkSession
 
 from s3spark.jars import ensure_jars
@@ -13,6 +12,8 @@ from s3spark.paths import LOG4J_CONFIG
 from s3spark.profiles import load_profile
 
 PROFILE_KEY = "spark.s3spark.profile"
+# Set by spark-submit.sh for the job process: the profile is already in the JVM's Spark configuration.
+SUBMITTED_PROFILE_ENV = "S3SPARK_SUBMITTED_PROFILE"
 DEFAULT_PROFILE = "local"
 JAVA_OPTION_KEYS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
 # Loggers that conf/log4j2.properties silences by default and --verbose turns back on.
@@ -41,11 +42,9 @@ def spark_properties(profile: str | None = None, fetch_jars: bool = True) -> dic
     return props
 
 
-def submitted_profile() -> str | None:
-    """The profile spark-submit.sh applied, when this process was started by it."""
-    if not os.environ.get("PYSPARK_GATEWAY_PORT") and not SparkSession.getActiveSession():
-        return None
-    return SparkConf().get(PROFILE_KEY, None)
+def configured_elsewhere() -> bool:
+    """True when Spark is already configured: started by spark-submit.sh, or a session is running."""
+    return bool(os.environ.get(SUBMITTED_PROFILE_ENV)) or SparkSession.getActiveSession() is not None
 
 
 def session(
@@ -61,8 +60,13 @@ def session(
     Elsewhere (a notebook, a test, plain python) the profile, the pinned jars and the logging
     configuration are applied here, with master ``local[*]`` unless given.
     """
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        for key, value in (conf or {}).items():
+            active.conf.set(key, value)
+        return active
     builder = SparkSession.builder.appName(app_name)
-    if submitted_profile() is None:
+    if not configured_elsewhere():
         props = spark_properties(profile)
         builder = builder.master(master or os.environ.get("S3SPARK_MASTER") or "local[*]")
         for key, value in props.items():

@@ -58,15 +58,16 @@ def delete(spark: SparkSession, uri: str) -> None:
 
 
 def data_bytes(spark: SparkSession, uri: str) -> int:
-    """Total size of the data files under a path (recursively), ignoring _SUCCESS and hidden files."""
+    """Total size of the data files under a path (recursively), ignoring _SUCCESS, _delta_log and hidden files."""
     path, fs = _path_and_fs(spark, uri)
     if not fs.exists(path):
         return 0
+    root = str(fs.makeQualified(path).toUri().getPath()).rstrip("/")
     total = 0
     files = fs.listFiles(path, True)
     while files.hasNext():
         status = files.next()
-        relative = str(status.getPath().toUri().getPath())[len(str(path.toUri().getPath())) :]
+        relative = str(status.getPath().toUri().getPath())[len(root) :]
         if not any(part.startswith(("_", ".")) for part in relative.split("/") if part):
             total += status.getLen()
     return total

@@ -1,0 +1,76 @@
+"""Shared fixtures: one local[2] SparkSession for the whole run, and helpers to run jobs as users do."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from s3spark.paths import REPO_ROOT
+from s3spark.session import session
+
+TEST_CONF = {
+    "spark.ui.enabled": "false",  # no web UI: faster start, no port clashes
+    "spark.sql.shuffle.partitions": "2",
+    "spark.default.parallelism": "2",
+}
+
+
+@pytest.fixture(scope="session")
+def spark():
+    spark = session(profile="local", master="local[2]", app_name="s3spark-tests", conf=TEST_CONF)
+    yield spark
+    spark.stop()
+
+
+@dataclass
+class JobResult:
+    code: int
+    summary: dict
+    stdout: str
+    stderr: str
+
+
+def _load_job(name: str):
+    spec = importlib.util.spec_from_file_location(f"job_{name}", REPO_ROOT / "jobs" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def run_job(spark, capsys):
+    """Run a job's main() in this process (sharing the test session); returns code, summary and output."""
+
+    def run(name: str, *argv: str) -> JobResult:
+        code = _load_job(name).main(list(argv))
+        out, err = capsys.readouterr()
+        lines = [line for line in out.splitlines() if line.startswith("{")]
+        return JobResult(code, json.loads(lines[-1]) if lines else {}, out, err)
+
+    return run
+
+
+def run_submit(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: int = 300):
+    """Run ./spark-submit.sh as a user does, in a subprocess."""
+    full_env = {**os.environ, **(env or {})}
+    full_env.setdefault("S3SPARK_MASTER", "local[2]")
+    return subprocess.run(
+        [str(REPO_ROOT / "spark-submit.sh"), *args],
+        cwd=cwd or REPO_ROOT,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def write(path: Path, text: str, encoding: str = "utf-8") -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode(encoding))
+    return path
