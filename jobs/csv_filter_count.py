@@ -1,6 +1,6 @@
 """Load CSV, filter, count: the classic pandas-vs-Spark experiment as a job.
 
-    ./spark-submit.sh jobs/csv_filter_count.py --filter "count = 1"
+./spark-submit.sh jobs/csv_filter_count.py --filter "count = 1"
 """
 
 from __future__ import annotations

@@ -11,9 +11,7 @@ DATA = "id,amount,note\n1,1.5,a\n2,2.5,b\nthree,3.5,c\n4,4.5,d\n5,5.5\n6,6.5,f,e
 
 def run(run_job, tmp_path, *extra):
     src = write(tmp_path / "in" / "data.csv", DATA)
-    return run_job(
-        "csv_to_parquet", "--input", str(src), "--schema", SCHEMA, "--output", str(tmp_path / "out"), *extra
-    )
+    return run_job("csv_to_parquet", "--input", str(src), "--schema", SCHEMA, "--output", str(tmp_path / "out"), *extra)
 
 
 def test_fail_is_default_names_file_and_record_and_writes_nothing(run_job, tmp_path):

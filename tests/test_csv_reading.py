@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 
 from chispa import assert_df_equality
+
 from conftest import write
 
 PEOPLE = "id INT, name STRING, city STRING"
@@ -38,8 +39,15 @@ def test_embedded_newlines_need_multiline(spark, run_job, tmp_path):
 def test_embedded_newline_without_multiline_is_malformed_not_lost(run_job, tmp_path):
     src = write(tmp_path / "in.csv", 'id,name,city\n1,"two\nlines",Oslo\n2,plain,Bern\n')
     result = run_job(
-        "csv_to_parquet", "--input", str(src), "--schema", PEOPLE, "--output", str(tmp_path / "out"),
-        "--on-bad-rows", "drop",
+        "csv_to_parquet",
+        "--input",
+        str(src),
+        "--schema",
+        PEOPLE,
+        "--output",
+        str(tmp_path / "out"),
+        "--on-bad-rows",
+        "drop",
     )
     assert result.code == 0
     summary = result.summary
@@ -93,12 +101,21 @@ def test_glob_and_comma_list_inputs(spark, run_job, tmp_path):
 def test_space_delimited_headerless_pageviews(spark, run_job, tmp_path):
     src = write(tmp_path / "pageviews", "en Main_Page 42 1000\nde Caf%C3%A9 1 20\n")
     result = run_job(
-        "csv_to_parquet", "--input", str(src), "--schema", "@pageviews", "--delimiter", "space",
-        "--no-header", "--output", str(tmp_path / "out"),
+        "csv_to_parquet",
+        "--input",
+        str(src),
+        "--schema",
+        "@pageviews",
+        "--delimiter",
+        "space",
+        "--no-header",
+        "--output",
+        str(tmp_path / "out"),
     )
     assert result.code == 0, result.stderr
     expected = spark.createDataFrame(
-        [("en", "Main_Page", 42, 1000), ("de", "Caf%C3%A9", 1, 20)], "project STRING, url STRING, count INT, bytes BIGINT"
+        [("en", "Main_Page", 42, 1000), ("de", "Caf%C3%A9", 1, 20)],
+        "project STRING, url STRING, count INT, bytes BIGINT",
     )
     assert_df_equality(spark.read.parquet(str(tmp_path / "out")), expected, ignore_row_order=True, ignore_nullable=True)
 

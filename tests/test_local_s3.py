@@ -18,6 +18,7 @@ import boto3
 import pytest
 from botocore.config import Config
 from botocore.exceptions import SSLError
+
 from s3spark import local_s3
 from s3spark.errors import UserError
 from s3spark.local_s3 import LocalS3, ensure_minio

@@ -41,8 +41,14 @@ def error_of(spec: str | Path, environ: dict[str, str] | None = None) -> str:
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, **(env or {}), "PYTHONPATH": str(REPO_ROOT / "lib")}
-    return subprocess.run([sys.executable, "-m", "s3spark.profiles", *args], cwd=REPO_ROOT, env=full_env,
-                          capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "s3spark.profiles", *args],
+        cwd=REPO_ROOT,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.fixture
@@ -79,7 +85,8 @@ def test_named_profile_layers_on_base() -> None:
     assert p.hadoop_options()["fs.s3a.path.style.access"] == "true"
     assert "spark.sql.session.timeZone" not in p.hadoop_options()
     assert list(p.properties)[: len(read_properties(PROFILE_DIR / "base.conf"))] == list(
-        read_properties(PROFILE_DIR / "base.conf"))  # ordered: base keys first, in file order
+        read_properties(PROFILE_DIR / "base.conf")
+    )  # ordered: base keys first, in file order
 
 
 def test_extra_java_options_append_across_layers(tmp_path: Path, truststore: Path) -> None:
@@ -91,8 +98,7 @@ def test_extra_java_options_append_across_layers(tmp_path: Path, truststore: Pat
     assert p.properties["spark.sql.shuffle.partitions"] == "5"  # other keys still replace
     assert p.origins["spark.driver.extraJavaOptions"].endswith(f"{a}:1, {b}:1")
 
-    onprem = load_profile("onprem", environ={"S3_ENDPOINT": "https://s3.example:443",
-                                              "S3_TRUSTSTORE": str(truststore)})
+    onprem = load_profile("onprem", environ={"S3_ENDPOINT": "https://s3.example:443", "S3_TRUSTSTORE": str(truststore)})
     opts = onprem.properties["spark.executor.extraJavaOptions"]
     assert opts.startswith(base_opts + " ")
     assert f"-Djavax.net.ssl.trustStore={truststore}" in opts
@@ -109,12 +115,15 @@ def test_a_layer_named_twice_applies_once(tmp_path: Path) -> None:
 
 
 def test_env_expansion_with_and_without_defaults(tmp_path: Path) -> None:
-    path = conf(tmp_path, f"""
+    path = conf(
+        tmp_path,
+        f"""
         {H}fs.s3a.endpoint ${{EP}}
         {H}fs.s3a.endpoint.region ${{REGION:-eu-west-1}}
         {H}fs.s3a.user.agent.prefix app-${{EMPTY:-fallback}}-${{EP}}
         {H}fs.s3a.buffer.dir ${{hadoop.tmp.dir}}/s3a
-        """)
+        """,
+    )
     p = load_profile(str(path), environ={"EP": "http://minio:9000", "EMPTY": ""})
     assert p.properties[H + "fs.s3a.endpoint"] == "http://minio:9000"
     assert p.properties[H + "fs.s3a.endpoint.region"] == "eu-west-1"  # unset -> default
@@ -169,39 +178,64 @@ def test_keys_outside_fs_s3a_are_not_checked_for_existence(tmp_path: Path) -> No
 @pytest.mark.parametrize(
     ("line", "expected"),
     [
-        (f"{H}fs.s3a.connection.timeout 60s",
-         "fs.s3a.connection.timeout expects integer milliseconds (Hadoop 3.3.4 reads it with getInt), "
-         "got '60s'"),
-        (f"{H}fs.s3a.path.style.access yes",
-         "fs.s3a.path.style.access expects true or false (Hadoop 3.3.4 reads it with getBoolean, which "
-         "silently falls back to the default), got 'yes'"),
-        (f"{H}fs.s3a.threads.max 32.5",
-         "fs.s3a.threads.max expects a plain integer (Hadoop 3.3.4 reads it with getInt), got '32.5'"),
-        (f"{H}fs.s3a.threads.max 3000000000",
-         "fs.s3a.threads.max expects a plain integer (Hadoop 3.3.4 reads it with getInt), got '3000000000'"),
-        (f"{H}fs.s3a.threads.keepalivetime 60s",
-         "fs.s3a.threads.keepalivetime expects a plain integer number of seconds (Hadoop 3.3.4 reads it with "
-         "getLong), got '60s'"),
-        (f"{H}fs.s3a.multipart.size 64MB",
-         "fs.s3a.multipart.size expects a byte size: an integer with an optional k/m/g/t/p suffix such as "
-         "64M (Hadoop 3.3.4 reads it with getLongBytes), got '64MB'"),
-        (f"{H}fs.s3a.retry.interval soon",
-         "fs.s3a.retry.interval expects a duration: an integer with an optional ns/us/ms/s/m/h/d suffix, "
-         "milliseconds if none (Hadoop 3.3.4 reads it with getTimeDuration), got 'soon'"),
-        (f"{H}fs.s3a.experimental.input.fadvise adaptive",
-         "fs.s3a.experimental.input.fadvise expects one of normal, sequential, random, got 'adaptive'"),
-        (f"{H}fs.s3a.fast.upload.buffer DISK",
-         "fs.s3a.fast.upload.buffer expects one of disk, array, bytebuffer (case-sensitive), got 'DISK'"),
-        (f"{H}fs.s3a.aws.credentials.provider com.example.Good, not a class",
-         "fs.s3a.aws.credentials.provider expects a comma-separated list of Java class names, "
-         "got 'com.example.Good, not a class'"),
-        ("spark.sql.shuffle.partitions many",
-         "spark.sql.shuffle.partitions expects a plain integer (Spark reads it with intConf), got 'many'"),
-        ("spark.sql.files.maxPartitionBytes 128 MB",
-         "spark.sql.files.maxPartitionBytes expects a byte size such as 128m or 134217728 (Spark reads it "
-         "with bytesConf), got '128 MB'"),
-        ("spark.ui.showConsoleProgress on",
-         "spark.ui.showConsoleProgress expects true or false (Spark reads it with booleanConf), got 'on'"),
+        (
+            f"{H}fs.s3a.connection.timeout 60s",
+            "fs.s3a.connection.timeout expects integer milliseconds (Hadoop 3.3.4 reads it with getInt), got '60s'",
+        ),
+        (
+            f"{H}fs.s3a.path.style.access yes",
+            "fs.s3a.path.style.access expects true or false (Hadoop 3.3.4 reads it with getBoolean, which "
+            "silently falls back to the default), got 'yes'",
+        ),
+        (
+            f"{H}fs.s3a.threads.max 32.5",
+            "fs.s3a.threads.max expects a plain integer (Hadoop 3.3.4 reads it with getInt), got '32.5'",
+        ),
+        (
+            f"{H}fs.s3a.threads.max 3000000000",
+            "fs.s3a.threads.max expects a plain integer (Hadoop 3.3.4 reads it with getInt), got '3000000000'",
+        ),
+        (
+            f"{H}fs.s3a.threads.keepalivetime 60s",
+            "fs.s3a.threads.keepalivetime expects a plain integer number of seconds (Hadoop 3.3.4 reads it with "
+            "getLong), got '60s'",
+        ),
+        (
+            f"{H}fs.s3a.multipart.size 64MB",
+            "fs.s3a.multipart.size expects a byte size: an integer with an optional k/m/g/t/p suffix such as "
+            "64M (Hadoop 3.3.4 reads it with getLongBytes), got '64MB'",
+        ),
+        (
+            f"{H}fs.s3a.retry.interval soon",
+            "fs.s3a.retry.interval expects a duration: an integer with an optional ns/us/ms/s/m/h/d suffix, "
+            "milliseconds if none (Hadoop 3.3.4 reads it with getTimeDuration), got 'soon'",
+        ),
+        (
+            f"{H}fs.s3a.experimental.input.fadvise adaptive",
+            "fs.s3a.experimental.input.fadvise expects one of normal, sequential, random, got 'adaptive'",
+        ),
+        (
+            f"{H}fs.s3a.fast.upload.buffer DISK",
+            "fs.s3a.fast.upload.buffer expects one of disk, array, bytebuffer (case-sensitive), got 'DISK'",
+        ),
+        (
+            f"{H}fs.s3a.aws.credentials.provider com.example.Good, not a class",
+            "fs.s3a.aws.credentials.provider expects a comma-separated list of Java class names, "
+            "got 'com.example.Good, not a class'",
+        ),
+        (
+            "spark.sql.shuffle.partitions many",
+            "spark.sql.shuffle.partitions expects a plain integer (Spark reads it with intConf), got 'many'",
+        ),
+        (
+            "spark.sql.files.maxPartitionBytes 128 MB",
+            "spark.sql.files.maxPartitionBytes expects a byte size such as 128m or 134217728 (Spark reads it "
+            "with bytesConf), got '128 MB'",
+        ),
+        (
+            "spark.ui.showConsoleProgress on",
+            "spark.ui.showConsoleProgress expects true or false (Spark reads it with booleanConf), got 'on'",
+        ),
     ],
 )
 def test_wrong_kind(tmp_path: Path, line: str, expected: str) -> None:
@@ -210,7 +244,9 @@ def test_wrong_kind(tmp_path: Path, line: str, expected: str) -> None:
 
 
 def test_values_of_the_right_kind_pass(tmp_path: Path) -> None:
-    path = conf(tmp_path, f"""
+    path = conf(
+        tmp_path,
+        f"""
         {H}fs.s3a.connection.timeout 60000
         {H}fs.s3a.connection.establish.timeout 0x1388
         {H}fs.s3a.path.style.access TRUE
@@ -227,7 +263,8 @@ def test_values_of_the_right_kind_pass(tmp_path: Path) -> None:
         {H}fs.s3a.s3guard.ddb.table.tag.owner data-team
         spark.sql.files.maxPartitionBytes 64mb
         spark.sql.execution.arrow.pyspark.enabled False
-        """)
+        """,
+    )
     props = load_profile(str(path), environ={}).properties
     assert props[H + "fs.s3a.aws.credentials.provider"] == (
         "com.amazonaws.auth.EnvironmentVariableCredentialsProvider, "
@@ -266,22 +303,29 @@ def test_connection_maximum_must_exceed_threads_max(tmp_path: Path) -> None:
 def test_connection_maximum_checked_per_bucket(tmp_path: Path) -> None:
     path = conf(tmp_path, f"{H}fs.s3a.bucket.logs.threads.max 80\n")
     message = error_of(path)
-    assert message.startswith(
-        f"{path}:1: fs.s3a.connection.maximum (64) must be above fs.s3a.threads.max (80)")
+    assert message.startswith(f"{path}:1: fs.s3a.connection.maximum (64) must be above fs.s3a.threads.max (80)")
     assert "for bucket 'logs'" in message
 
 
 def test_missing_truststore(tmp_path: Path) -> None:
     missing = tmp_path / "nope.jks"
     message = error_of("onprem", {"S3_ENDPOINT": "https://s3.example:443", "S3_TRUSTSTORE": str(missing)})
-    assert message.startswith(f"conf/profiles/onprem.conf:15: truststore '{missing}' "
-                              "(javax.net.ssl.trustStore in spark.driver.extraJavaOptions) does not exist")
+    assert message.startswith(
+        f"conf/profiles/onprem.conf:15: truststore '{missing}' "
+        "(javax.net.ssl.trustStore in spark.driver.extraJavaOptions) does not exist"
+    )
     assert "keytool -importcert" in message
 
 
 @pytest.mark.parametrize(
-    "key", ["fs.s3a.access.key", "fs.s3a.secret.key", "fs.s3a.session.token", "fs.s3a.bucket.raw.secret.key",
-            "fs.s3a.bucket.my.dotted.bucket.access.key"],
+    "key",
+    [
+        "fs.s3a.access.key",
+        "fs.s3a.secret.key",
+        "fs.s3a.session.token",
+        "fs.s3a.bucket.raw.secret.key",
+        "fs.s3a.bucket.my.dotted.bucket.access.key",
+    ],
 )
 def test_secrets_are_refused_in_profiles(tmp_path: Path, key: str) -> None:
     path = conf(tmp_path, f"{H}{key} {SENTINEL}\n")
@@ -301,8 +345,10 @@ def test_inline_comment_and_missing_prefix_are_reported(tmp_path: Path) -> None:
     inline = conf(tmp_path, f"{H}fs.s3a.endpoint http://x:9000  # local minio\n", "inline.conf")
     assert "has a '#' after its value" in error_of(inline)
     bare = conf(tmp_path, "fs.s3a.endpoint http://x:9000\n", "bare.conf")
-    assert error_of(bare) == (f"{bare}:1: 'fs.s3a.endpoint' is not a Spark property; in a Spark properties "
-                              "file Hadoop keys need the prefix: 'spark.hadoop.fs.s3a.endpoint'")
+    assert error_of(bare) == (
+        f"{bare}:1: 'fs.s3a.endpoint' is not a Spark property; in a Spark properties "
+        "file Hadoop keys need the prefix: 'spark.hadoop.fs.s3a.endpoint'"
+    )
 
 
 def test_unknown_profile() -> None:
@@ -321,20 +367,27 @@ def test_missing_profile_path(tmp_path: Path) -> None:
 
 
 def test_per_bucket_keys_are_validated_as_their_global_key(tmp_path: Path) -> None:
-    good = conf(tmp_path, f"""
+    good = conf(
+        tmp_path,
+        f"""
         {H}fs.s3a.bucket.logs.endpoint http://other:9000
         {H}fs.s3a.bucket.my.dotted.bucket.path.style.access true
         {H}fs.s3a.bucket.logs.accesspoint.arn arn:aws:s3:eu-west-1:123456789012:accesspoint/logs
-        """, "good.conf")
+        """,
+        "good.conf",
+    )
     props = load_profile(str(good), environ={}).hadoop_options()
     assert props["fs.s3a.bucket.logs.endpoint"] == "http://other:9000"
 
     wrong_kind = conf(tmp_path, f"{H}fs.s3a.bucket.logs.connection.timeout 60s\n", "kind.conf")
-    assert error_of(wrong_kind) == (f"{wrong_kind}:1: fs.s3a.bucket.logs.connection.timeout expects integer "
-                                    "milliseconds (Hadoop 3.3.4 reads it with getInt), got '60s'")
+    assert error_of(wrong_kind) == (
+        f"{wrong_kind}:1: fs.s3a.bucket.logs.connection.timeout expects integer "
+        "milliseconds (Hadoop 3.3.4 reads it with getInt), got '60s'"
+    )
     typo = conf(tmp_path, f"{H}fs.s3a.bucket.logs.endpoit http://x\n", "typo.conf")
-    assert error_of(typo) == (f"{typo}:1: unknown S3A key 'fs.s3a.bucket.logs.endpoit'; "
-                              "did you mean 'fs.s3a.bucket.logs.endpoint'?")
+    assert error_of(typo) == (
+        f"{typo}:1: unknown S3A key 'fs.s3a.bucket.logs.endpoit'; did you mean 'fs.s3a.bucket.logs.endpoint'?"
+    )
     global_only = conf(tmp_path, f"{H}fs.s3a.accesspoint.arn arn:x\n", "ap.conf")
     assert "only read per bucket" in error_of(global_only)
 
@@ -389,12 +442,19 @@ def test_redact() -> None:
 
 
 def test_show_redacts_secrets_and_names_origins(tmp_path: Path, truststore: Path) -> None:
-    extra = conf(tmp_path, f"""
+    extra = conf(
+        tmp_path,
+        f"""
         # proxy with a password from the environment
         {H}fs.s3a.proxy.password ${{PROXY_PW}}
-        """)
-    env = {"S3_ENDPOINT": "https://s3.example:443", "S3_TRUSTSTORE": str(truststore),
-           "S3_TRUSTSTORE_PASSWORD": SENTINEL, "PROXY_PW": SENTINEL}
+        """,
+    )
+    env = {
+        "S3_ENDPOINT": "https://s3.example:443",
+        "S3_TRUSTSTORE": str(truststore),
+        "S3_TRUSTSTORE_PASSWORD": SENTINEL,
+        "PROXY_PW": SENTINEL,
+    }
     result = run_cli("show", f"onprem,{extra}", env=env)
     assert result.returncode == 0, result.stderr
     assert SENTINEL not in result.stdout + result.stderr
@@ -446,7 +506,9 @@ def test_write_round_trips(tmp_path: Path) -> None:
 
 
 def test_read_properties_accepts_the_java_syntaxes(tmp_path: Path) -> None:
-    path = conf(tmp_path, """
+    path = conf(
+        tmp_path,
+        """
         # comment
         ! also a comment
         spark.a=1
@@ -455,14 +517,23 @@ def test_read_properties_accepts_the_java_syntaxes(tmp_path: Path) -> None:
         spark.d = 4 \\
                   continued
         spark.e\\=x 5
-        """)
-    assert read_properties(path) == {"spark.a": "1", "spark.b": "2", "spark.c": "3",
-                                     "spark.d": "4 continued", "spark.e=x": "5"}
+        """,
+    )
+    assert read_properties(path) == {
+        "spark.a": "1",
+        "spark.b": "2",
+        "spark.c": "3",
+        "spark.d": "4 continued",
+        "spark.e=x": "5",
+    }
 
 
 def test_cli_write_round_trips_the_merged_profile(tmp_path: Path, truststore: Path) -> None:
-    env = {"S3_ENDPOINT": "https://s3.example:443", "S3_TRUSTSTORE": str(truststore),
-           "S3_TRUSTSTORE_PASSWORD": "pa\\ss word"}
+    env = {
+        "S3_ENDPOINT": "https://s3.example:443",
+        "S3_TRUSTSTORE": str(truststore),
+        "S3_TRUSTSTORE_PASSWORD": "pa\\ss word",
+    }
     out = tmp_path / "spark.properties"
     result = run_cli("write", "onprem", str(out), env=env)
     assert result.returncode == 0, result.stderr

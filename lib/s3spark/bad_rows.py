@@ -16,7 +16,7 @@ MARKER_END = ">>S3SPARK_MALFORMED_ROW"
 _MARKED = re.compile(re.escape(MARKER_START) + r"(.*?)" + re.escape(MARKER_END), re.DOTALL)
 
 
-class BadRowPolicy(str, Enum):
+class BadRowPolicy(Enum):
     FAIL = "fail"
     DROP = "drop"
     QUARANTINE = "quarantine"

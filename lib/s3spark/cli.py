@@ -62,11 +62,14 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
     """--input, --schema, the CSV format, --filter, --select and the bad-row options."""
     group = parser.add_argument_group("input")
     group.add_argument(
-        "--input", action="append", metavar="URI[,URI...]",
+        "--input",
+        action="append",
+        metavar="URI[,URI...]",
         help="CSV files, directories or globs; local paths or s3a://bucket/prefix; repeatable; .gz is read as gzip",
     )
     group.add_argument(
-        "--schema", metavar="DDL|@FILE",
+        "--schema",
+        metavar="DDL|@FILE",
         help="explicit schema as Spark DDL ('project STRING, count INT') or @file.ddl or @name from conf/schemas/; "
         "without it types are inferred with an extra full pass",
     )
@@ -74,16 +77,18 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--header", action=argparse.BooleanOptionalAction, help="first line is a header (default: yes)")
     group.add_argument("--multiline", action="store_true", help="quoted fields may contain line breaks")
     group.add_argument("--encoding", default="UTF-8", help="input character set (default: UTF-8)")
-    group.add_argument("--filter", metavar="SQL", help="keep rows matching a SQL condition, e.g. \"count > 1\"")
+    group.add_argument("--filter", metavar="SQL", help='keep rows matching a SQL condition, e.g. "count > 1"')
+    group.add_argument("--select", metavar="EXPRS", help="output columns: names or SQL expressions, comma separated")
     group.add_argument(
-        "--select", metavar="EXPRS", help="output columns: names or SQL expressions, comma separated"
-    )
-    group.add_argument(
-        "--on-bad-rows", choices=[policy.value for policy in BadRowPolicy], default="fail",
+        "--on-bad-rows",
+        choices=[policy.value for policy in BadRowPolicy],
+        default="fail",
         help="malformed rows (wrong field count, values that do not cast): fail the run naming the row "
         "(default), drop and count them, or quarantine them",
     )
-    group.add_argument("--quarantine", metavar="URI", help="where quarantined rows go (JSON lines: source_file, record)")
+    group.add_argument(
+        "--quarantine", metavar="URI", help="where quarantined rows go (JSON lines: source_file, record)"
+    )
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
@@ -92,7 +97,8 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--output", metavar="URI", help="output directory, local or s3a://bucket/prefix")
     group.add_argument("--format", choices=["parquet"], default="parquet", help="output format (default: parquet)")
     group.add_argument(
-        "--mode", choices=MODES,
+        "--mode",
+        choices=MODES,
         help="if the output exists: error (default), overwrite it, or append to it",
     )
     group.add_argument("--partition-by", action="append", metavar="COLS", help="partition columns, comma separated")
@@ -143,9 +149,7 @@ def scrub(text: str) -> str:
     return text
 
 
-def run_job(
-    name: str, args: argparse.Namespace, body: Callable[[SparkSession, RunSummary], None]
-) -> int:
+def run_job(name: str, args: argparse.Namespace, body: Callable[[SparkSession, RunSummary], None]) -> int:
     """Run a job body with a session, and turn its outcome into a summary, one error line and an exit code.
 
     Exit codes: 0 success, 2 bad usage, input or configuration, 1 anything else.

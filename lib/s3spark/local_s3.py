@@ -137,9 +137,7 @@ class LocalS3:
         log_file = run_dir / "minio.log"
         certs = make_certs(run_dir / "certs") if tls else None
         if port is not None and not _port_free(port):
-            raise UserError(
-                f"port {port} on 127.0.0.1 is already in use: pick another with --port, or omit it"
-            )
+            raise UserError(f"port {port} on 127.0.0.1 is already in use: pick another with --port, or omit it")
 
         env = {
             **os.environ,
@@ -198,11 +196,7 @@ class LocalS3:
             tail = _tail(log_file, 12, after=offset)
             if code is not None and attempt < attempts and "already in use" in tail:
                 continue  # lost the race for a port we picked: pick again
-            what = (
-                f"exited with code {code}"
-                if code is not None
-                else f"was not ready after {READY_TIMEOUT_S:.0f} s"
-            )
+            what = f"exited with code {code}" if code is not None else f"was not ready after {READY_TIMEOUT_S:.0f} s"
             raise UserError(f"MinIO on {server.endpoint} {what}; {log_file} ends with:\n{tail}")
         if bucket:
             try:
@@ -268,9 +262,7 @@ class LocalS3:
             import boto3
             from botocore.config import Config
         except ImportError as exc:
-            raise UserError(
-                "boto3 is needed to talk to the local S3 server: pip install -e '.[dev]'"
-            ) from exc
+            raise UserError("boto3 is needed to talk to the local S3 server: pip install -e '.[dev]'") from exc
         return boto3.client(
             "s3",
             endpoint_url=self.endpoint,
@@ -381,9 +373,7 @@ def _run(cmd: list[str]) -> None:
     res = subprocess.run(cmd, capture_output=True, text=True)
     if res.returncode != 0:
         out = (res.stderr or res.stdout).strip().splitlines()
-        raise UserError(
-            f"`{Path(cmd[0]).name} {cmd[1]}` failed: {out[-1] if out else f'exit {res.returncode}'}"
-        )
+        raise UserError(f"`{Path(cmd[0]).name} {cmd[1]}` failed: {out[-1] if out else f'exit {res.returncode}'}")
 
 
 # --------------------------------------------------------------------------- processes and ports
@@ -597,8 +587,7 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     p_start = sub.add_parser(
         "start",
-        help="start a server in the background (or report the running one) "
-        "and print `export ...` lines to eval",
+        help="start a server in the background (or report the running one) and print `export ...` lines to eval",
     )
     p_start.add_argument(
         "--tls",
@@ -625,9 +614,7 @@ def main(argv: list[str] | None = None) -> int:
             server = cli_start(state_dir, tls=args.tls, port=args.port, bucket=args.bucket or None)
             sys.stdout.write(server.export_lines())
         elif args.command == "stop":
-            print(
-                "stopped" if cli_stop(state_dir) else f"not running (state dir {state_dir})", file=sys.stderr
-            )
+            print("stopped" if cli_stop(state_dir) else f"not running (state dir {state_dir})", file=sys.stderr)
         elif args.command == "status":
             server = load_running(state_dir)
             if server is None:

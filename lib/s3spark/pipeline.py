@@ -56,9 +56,7 @@ class PreparedInput:
         found = storage.expand_inputs(spark, request.inputs)
         summary.inputs, summary.input_files, summary.bytes_read = found.uris, found.files, found.bytes
         schema = (
-            parse_schema(spark, request.schema)
-            if request.schema
-            else infer_schema(spark, request.inputs, request.csv)
+            parse_schema(spark, request.schema) if request.schema else infer_schema(spark, request.inputs, request.csv)
         )
         self.parsed = read_csv(spark, request.inputs, schema, request.csv)
         self.read_stats = Observation("read")
@@ -104,11 +102,10 @@ def convert(spark: SparkSession, request: ReadRequest, output: OutputSpec, summa
     if request.on_bad_rows is BadRowPolicy.QUARANTINE:
         check_can_write(spark, OutputSpec(uri=request.quarantine, format="json", mode=output.mode))
     prepared = PreparedInput(spark, request, summary)
-    missing = [name for name in output.partition_by if name not in prepared.rows.columns]
+    columns = prepared.rows.columns
+    missing = [name for name in output.partition_by if name not in columns]
     if missing:
-        raise UserError(
-            f"--partition-by column {missing[0]!r} is not in the output; columns are: {', '.join(prepared.rows.columns)}"
-        )
+        raise UserError(f"--partition-by column {missing[0]!r} is not in the output; columns are: {', '.join(columns)}")
     if request.on_bad_rows is BadRowPolicy.QUARANTINE:
         prepared.quarantine_malformed(output.mode)
     written = Observation("written")

@@ -29,10 +29,8 @@ APPEND_KEYS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions
 SECRET_KEYS = ("fs.s3a.access.key", "fs.s3a.secret.key", "fs.s3a.session.token")
 REDACTED = "********"
 
-_SECRET_NAME = re.compile(r"secret|password|token|access[._-]?key|credential|encryption[._-]key",
-                          re.IGNORECASE)
-_SECRET_JVM_OPTION = re.compile(r"""(-D[^=\s]*(?:password|secret|token)[^=\s]*=)("[^"]*"|'[^']*'|\S+)""",
-                                re.IGNORECASE)
+_SECRET_NAME = re.compile(r"secret|password|token|access[._-]?key|credential|encryption[._-]key", re.IGNORECASE)
+_SECRET_JVM_OPTION = re.compile(r"""(-D[^=\s]*(?:password|secret|token)[^=\s]*=)("[^"]*"|'[^']*'|\S+)""", re.IGNORECASE)
 _TRUSTSTORE = re.compile(r"""-Djavax\.net\.ssl\.trustStore=("[^"]*"|'[^']*'|\S+)""")
 # ${NAME} / ${NAME:-default}; ${hadoop.tmp.dir}-style references (dots) are left for Hadoop to expand.
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
@@ -112,8 +110,8 @@ def _unescape(s: str) -> str:
             i += 1
             continue
         nxt = s[i + 1]
-        if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", s[i + 2:i + 6]):
-            out.append(chr(int(s[i + 2:i + 6], 16)))
+        if nxt == "u" and re.fullmatch(r"[0-9a-fA-F]{4}", s[i + 2 : i + 6]):
+            out.append(chr(int(s[i + 2 : i + 6], 16)))
             i += 6
         else:
             out.append(_ESCAPES.get(nxt, nxt))
@@ -142,7 +140,7 @@ def _escape(s: str, is_key: bool) -> str:
 
 def _utf16_units(c: str) -> list[int]:
     b = c.encode("utf-16-be", "surrogatepass")
-    return [int.from_bytes(b[j:j + 2], "big") for j in range(0, len(b), 2)]
+    return [int.from_bytes(b[j : j + 2], "big") for j in range(0, len(b), 2)]
 
 
 def read_properties(path: Path) -> dict[str, str]:
@@ -216,14 +214,15 @@ def _expand(value: str, environ: Mapping[str, str], where: str) -> str:
         if default is not None:
             return default
         if got is None:
-            raise UserError(f"{where}: environment variable {name} is not set (used as ${{{name}}} with no "
-                            f"default); export it, or write ${{{name}:-default}}")
+            raise UserError(
+                f"{where}: environment variable {name} is not set (used as ${{{name}}} with no "
+                f"default); export it, or write ${{{name}:-default}}"
+            )
         return got
 
     for m in re.finditer(r"\$\{", value):
         if _ENV_UNCLOSED.match(value, m.start()):
-            raise UserError(f"{where}: unterminated '${{' in value {value!r}; "
-                            "write ${VAR} or ${VAR:-default}")
+            raise UserError(f"{where}: unterminated '${{' in value {value!r}; write ${{VAR}} or ${{VAR:-default}}")
     return _ENV_REF.sub(sub, value)
 
 
@@ -239,12 +238,15 @@ def _parse_layer(path: Path, environ: Mapping[str, str]) -> list[_Setting]:
         raw_key, raw_value = _split(line)
         key, value = _unescape(raw_key), _unescape(raw_value).strip()
         if not value:
-            raise UserError(f"{where}: '{key}' has no value; write 'key value' on one line "
-                            "(or remove the line to keep the default)")
+            raise UserError(
+                f"{where}: '{key}' has no value; write 'key value' on one line (or remove the line to keep the default)"
+            )
         if re.search(r"\s#", value):
-            raise UserError(f"{where}: '{key}' has a '#' after its value; properties files have no "
-                            "inline comments (the text would become part of the value): put the comment "
-                            "on its own line")
+            raise UserError(
+                f"{where}: '{key}' has a '#' after its value; properties files have no "
+                "inline comments (the text would become part of the value): put the comment "
+                "on its own line"
+            )
         value = _expand(value, environ, where)
         _check_setting(key, value, where)
         settings.append(_Setting(key, value, where))
@@ -256,7 +258,7 @@ def _parse_layer(path: Path, environ: Mapping[str, str]) -> list[_Setting]:
 
 def _bucket_split(key: str) -> list[tuple[str, str]]:
     """For fs.s3a.bucket.B.REST: every (bucket, fs.s3a.REST) reading; bucket names may contain dots."""
-    parts = key[len(s3a_keys.BUCKET_PREFIX):].split(".")
+    parts = key[len(s3a_keys.BUCKET_PREFIX) :].split(".")
     return [(".".join(parts[:i]), "fs.s3a." + ".".join(parts[i:])) for i in range(1, len(parts))]
 
 
@@ -278,18 +280,20 @@ def _suggest(key: str) -> str:
     for bucket, rest in readings or [("", key)]:
         for cand in difflib.get_close_matches(rest, s3a_keys.S3A_KEYS, n=1, cutoff=0.75):
             score = difflib.SequenceMatcher(None, rest, cand).ratio()
-            full = f"{s3a_keys.BUCKET_PREFIX}{bucket}.{cand[len('fs.s3a.'):]}" if bucket else cand
+            full = f"{s3a_keys.BUCKET_PREFIX}{bucket}.{cand[len('fs.s3a.') :]}" if bucket else cand
             best = max(best, (score, full))
     return f"; did you mean '{best[1]}'?" if best[1] else " (Hadoop 3.3.4's hadoop-aws does not read it)"
 
 
 def _check_setting(key: str, value: str, where: str) -> None:
     if not key.startswith("spark."):
-        hint = (f"; in a Spark properties file Hadoop keys need the prefix: '{HADOOP_PREFIX}{key}'"
-                if key.startswith(("fs.", "mapreduce.", "hadoop.")) else
-                "; spark-submit ignores keys that do not start with 'spark.'")
+        hint = (
+            f"; in a Spark properties file Hadoop keys need the prefix: '{HADOOP_PREFIX}{key}'"
+            if key.startswith(("fs.", "mapreduce.", "hadoop."))
+            else "; spark-submit ignores keys that do not start with 'spark.'"
+        )
         raise UserError(f"{where}: '{key}' is not a Spark property{hint}")
-    hkey = key[len(HADOOP_PREFIX):] if key.startswith(HADOOP_PREFIX) else None
+    hkey = key[len(HADOOP_PREFIX) :] if key.startswith(HADOOP_PREFIX) else None
     if hkey is not None and hkey.startswith("fs.s3a."):
         bucket, target = _s3a_target(hkey)
         if target in SECRET_KEYS:
@@ -303,9 +307,10 @@ def _check_setting(key: str, value: str, where: str) -> None:
         if kind is None:
             raise UserError(f"{where}: unknown S3A key '{hkey}'{_suggest(hkey)}")
         if bucket is None and target in s3a_keys.BUCKET_ONLY:
-            rest = target[len("fs.s3a."):]
-            raise UserError(f"{where}: {target} is only read per bucket; write "
-                            f"{HADOOP_PREFIX}{s3a_keys.BUCKET_PREFIX}BUCKET.{rest}")
+            rest = target[len("fs.s3a.") :]
+            raise UserError(
+                f"{where}: {target} is only read per bucket; write {HADOOP_PREFIX}{s3a_keys.BUCKET_PREFIX}BUCKET.{rest}"
+            )
         problem = kind.problem(value)
         if problem:
             raise UserError(f"{where}: {hkey} expects {problem}, got {value!r}")
@@ -331,16 +336,17 @@ def _check_pools(props: Mapping[str, str], origins: Mapping[str, str], order: Ma
     scopes = {""}
     for k in props:
         if k.startswith(HADOOP_PREFIX + s3a_keys.BUCKET_PREFIX):
-            bucket, target = _s3a_target(k[len(HADOOP_PREFIX):])
+            bucket, target = _s3a_target(k[len(HADOOP_PREFIX) :])
             if bucket and target in ("fs.s3a.threads.max", "fs.s3a.connection.maximum"):
                 scopes.add(bucket)
     for bucket in sorted(scopes):
+
         def effective(global_key: str, b: str = bucket) -> tuple[str | None, int]:
             per = global_key.replace("fs.s3a.", f"fs.s3a.bucket.{b}.", 1) if b else global_key
             for k in (per, global_key):
                 if k in props:
                     return k, s3a_keys.java_int(props[k])
-            return None, int(s3a_keys.HADOOP_DEFAULTS[global_key[len(HADOOP_PREFIX):]])
+            return None, int(s3a_keys.HADOOP_DEFAULTS[global_key[len(HADOOP_PREFIX) :]])
 
         tk, threads = effective(threads_key)
         ck, conns = effective(conns_key)
@@ -351,7 +357,7 @@ def _check_pools(props: Mapping[str, str], origins: Mapping[str, str], order: Ma
         raise UserError(
             f"{origins[last]}: fs.s3a.connection.maximum ({conns}) must be above fs.s3a.threads.max "
             f"({threads}){scope}: otherwise the S3A thread pool starves, uploads and reads wait for free "
-            f"HTTP connections (\"Timeout waiting for connection from pool\"); set connection.maximum to "
+            f'HTTP connections ("Timeout waiting for connection from pool"); set connection.maximum to '
             f"at least threads.max + 16 ({threads + 16}) or lower threads.max"
             + ("" if tk and ck else " (the other value is Hadoop's default)")
         )

@@ -48,8 +48,11 @@ class Kind:
         if self.name == "bool":
             if v.lower() in ("true", "false"):
                 return None
-            return f"true or false{by[:-1]}, which silently falls back to the default)" if self.hadoop else (
-                f"true or false{by}")
+            return (
+                f"true or false{by[:-1]}, which silently falls back to the default)"
+                if self.hadoop
+                else (f"true or false{by}")
+            )
         if self.name in ("int", "millis"):
             syntax = _INT if self.hadoop else _SPARK_INT
             if syntax.fullmatch(v) and _fits(v, self.bits):
@@ -215,8 +218,7 @@ S3A_KEYS: dict[str, Kind] = {
     "fs.s3a.audit.referrer.filter": STR,
     "fs.s3a.audit.reject.out.of.span.operations": BOOL,
     # committers (CommitConstants)
-    "fs.s3a.committer.name": enum("file", "directory", "partitioned", "magic", "staging",
-                                  case_sensitive=True),
+    "fs.s3a.committer.name": enum("file", "directory", "partitioned", "magic", "staging", case_sensitive=True),
     "fs.s3a.committer.magic.enabled": BOOL,
     "fs.s3a.committer.threads": INT,
     "fs.s3a.committer.abort.pending.uploads": BOOL,

@@ -15,10 +15,33 @@ from urllib.parse import quote
 
 PROJECTS = ["en", "en.m", "de", "de.m", "fr", "ja", "es", "ru", "it", "zh", "commons.m", "pl", "pt", "nl"]
 WORDS = [
-    "Main_Page", "Special:Search", "Python_(programming_language)", "Apache_Spark", "Object_storage",
-    "Amazon_S3", "Berlin", "Zürich", "São_Paulo", "東京", "Москва", "Café", "Ångström", "Data_lake",
-    "Parquet", "Delta_Lake", "Hadoop", "List_of_rivers", "2024_in_film", "Ceph_(software)", "MinIO",
-    "Wikipedia:About", "Portal:Science", "Talk:Mathematics", "Help:Contents", "C++", "Rock_&_roll",
+    "Main_Page",
+    "Special:Search",
+    "Python_(programming_language)",
+    "Apache_Spark",
+    "Object_storage",
+    "Amazon_S3",
+    "Berlin",
+    "Zürich",
+    "São_Paulo",
+    "東京",
+    "Москва",
+    "Café",
+    "Ångström",
+    "Data_lake",
+    "Parquet",
+    "Delta_Lake",
+    "Hadoop",
+    "List_of_rivers",
+    "2024_in_film",
+    "Ceph_(software)",
+    "MinIO",
+    "Wikipedia:About",
+    "Portal:Science",
+    "Talk:Mathematics",
+    "Help:Contents",
+    "C++",
+    "Rock_&_roll",
 ]
 
 

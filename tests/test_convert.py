@@ -1,0 +1,128 @@
+"""csv_to_parquet options and outcomes: filter, select, partitions, modes, compression, summary, errors."""
+
+from __future__ import annotations
+
+import json
+
+import pyarrow.parquet as pq
+import pytest
+from chispa import assert_df_equality
+
+from conftest import write
+
+SCHEMA = "project STRING, url STRING, count INT, bytes BIGINT"
+ROWS = [("en", "A", 1, 10), ("en", "B", 5, 50), ("de", "C", 1, 20), ("fr", "D", 3, 30)]
+
+
+@pytest.fixture
+def pageviews(tmp_path):
+    return write(tmp_path / "in" / "pv", "".join(f"{p} {u} {c} {b}\n" for p, u, c, b in ROWS))
+
+
+def convert(run_job, src, out, *extra):
+    return run_job(
+        "csv_to_parquet",
+        "--input",
+        str(src),
+        "--schema",
+        SCHEMA,
+        "--delimiter",
+        " ",
+        "--no-header",
+        "--output",
+        str(out),
+        *extra,
+    )
+
+
+def test_filter_and_select(spark, run_job, pageviews, tmp_path):
+    out = tmp_path / "out"
+    result = convert(run_job, pageviews, out, "--filter", "count > 1", "--select", "project, upper(url) AS page")
+    assert result.code == 0, result.stderr
+    expected = spark.createDataFrame([("en", "B"), ("fr", "D")], "project STRING, page STRING")
+    assert_df_equality(spark.read.parquet(str(out)), expected, ignore_row_order=True, ignore_nullable=True)
+    s = result.summary
+    assert (s["rows_read"], s["rows_filtered_out"], s["rows_written"]) == (4, 2, 2)
+
+
+def test_partitioned_output(spark, run_job, pageviews, tmp_path):
+    out = tmp_path / "out"
+    result = convert(run_job, pageviews, out, "--partition-by", "project")
+    assert result.code == 0, result.stderr
+    assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["project=de", "project=en", "project=fr"]
+    assert spark.read.parquet(str(out / "project=en")).count() == 2
+    assert result.summary["bytes_written"] == sum(f.stat().st_size for f in out.rglob("*.parquet"))
+
+
+@pytest.mark.parametrize("codec,parquet_name", [("zstd", "ZSTD"), ("gzip", "GZIP"), ("none", "UNCOMPRESSED")])
+def test_compression(run_job, pageviews, tmp_path, codec, parquet_name):
+    out = tmp_path / "out"
+    assert convert(run_job, pageviews, out, "--compression", codec).code == 0
+    part = next(out.glob("part-*.parquet"))
+    assert pq.ParquetFile(part).metadata.row_group(0).column(0).compression == parquet_name
+
+
+def test_mode_error_refuses_existing_output_before_work(run_job, pageviews, tmp_path):
+    out = tmp_path / "out"
+    assert convert(run_job, pageviews, out).code == 0
+    before = sorted(p.name for p in out.iterdir())
+    again = convert(run_job, pageviews, out)
+    assert again.code == 2
+    assert f"error: output exists: {out}; pass --mode overwrite" in again.stderr
+    assert sorted(p.name for p in out.iterdir()) == before
+
+
+def test_mode_overwrite_and_append(spark, run_job, pageviews, tmp_path):
+    out = tmp_path / "out"
+    assert convert(run_job, pageviews, out).code == 0
+    assert convert(run_job, pageviews, out, "--mode", "append").code == 0
+    assert spark.read.parquet(str(out)).count() == 8
+    assert convert(run_job, pageviews, out, "--mode", "overwrite").code == 0
+    assert spark.read.parquet(str(out)).count() == 4
+
+
+def test_summary_json_file_and_stdout_line(run_job, pageviews, tmp_path):
+    summary_file = tmp_path / "reports" / "run.json"
+    result = convert(run_job, pageviews, tmp_path / "out", "--summary-json", str(summary_file))
+    assert result.code == 0
+    written = json.loads(summary_file.read_text())
+    assert written == result.summary
+    assert result.stdout.strip().splitlines()[-1] == json.dumps(written)
+    assert written["job"] == "csv_to_parquet" and written["status"] == "ok" and written["profile"] == "local"
+    assert written["inputs"] == [str(pageviews)] and written["output"] == str(tmp_path / "out")
+    assert written["input_files"] == 1 and written["bytes_read"] == pageviews.stat().st_size
+    assert written["rows_read"] == written["rows_written"] == 4
+    assert written["seconds"] > 0 and written["rows_per_s"] > 0
+    assert "4 rows read from 1 files" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (["--filter", "nosuch > 1"], "bad --filter 'nosuch > 1'"),
+        (["--select", "url, (("], "bad --select"),
+        (["--partition-by", "nosuch"], "--partition-by column 'nosuch' is not in the output"),
+        (["--schema", "project STRINGG"], "bad --schema 'project STRINGG'"),
+        (["--schema", "@nosuch"], "schema file not found: nosuch"),
+    ],
+)
+def test_bad_usage_exits_2_with_one_line(run_job, pageviews, tmp_path, extra, message):
+    result = convert(run_job, pageviews, tmp_path / "out", *extra)
+    assert result.code == 2
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and message in errors[0], result.stderr
+    assert not (tmp_path / "out").exists()
+    assert result.summary["status"] == "failed" and message in result.summary["error"]
+
+
+def test_missing_input_names_the_path(run_job, tmp_path):
+    missing = tmp_path / "nope" / "*.csv"
+    result = run_job("csv_to_parquet", "--input", str(missing), "--schema", SCHEMA, "--output", str(tmp_path / "o"))
+    assert result.code == 2
+    assert f"error: input not found: {missing}" in result.stderr
+
+
+def test_output_required_with_input(run_job, pageviews):
+    with pytest.raises(SystemExit) as exit_info:
+        run_job("csv_to_parquet", "--input", str(pageviews))
+    assert exit_info.value.code == 2
