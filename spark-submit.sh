@@ -81,7 +81,16 @@ trap 'rm -f "$properties"' EXIT
 "$S3SPARK_PY" -m s3spark.session --profile "$profile" --write "$properties" || exit $?
 
 export PYSPARK_PYTHON="$S3SPARK_PY" PYSPARK_DRIVER_PYTHON="$S3SPARK_PY" S3SPARK_SUBMITTED_PROFILE="$profile"
+submit_args=(--master "$master" --properties-file "$properties" ${spark_args[@]+"${spark_args[@]}"})
 status=0
-"$S3SPARK_VENV/bin/spark-submit" --master "$master" --properties-file "$properties" \
-  ${spark_args[@]+"${spark_args[@]}"} "$job" "$@" || status=$?
+if [[ " ${spark_args[*]-} " == *" --deploy-mode cluster "* || " ${spark_args[*]-} " == *" --deploy-mode=cluster "* ]]; then
+  # The driver runs on the cluster: only spark-submit itself can start it.
+  "$S3SPARK_VENV/bin/spark-submit" "${submit_args[@]}" "$job" "$@" || status=$?
+else
+  # Client mode: the job's Python process starts the JVM through spark-submit (PYSPARK_SUBMIT_ARGS), as
+  # a notebook does. Unlike `spark-submit job.py`, which merges the driver's stderr into stdout, this keeps
+  # stdout for the run summary and stderr for messages.
+  PYSPARK_SUBMIT_ARGS="$("$S3SPARK_PY" -c 'import shlex, sys; print(shlex.join(sys.argv[1:]))' \
+    "${submit_args[@]}") pyspark-shell" "$S3SPARK_PY" "$job" "$@" || status=$?
+fi
 exit "$status"

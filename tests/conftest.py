@@ -58,7 +58,9 @@ def run_job(spark, capsys):
 
 def run_submit(*args: str, cwd: Path | None = None, env: dict | None = None, timeout: int = 300):
     """Run ./spark-submit.sh as a user does, in a subprocess."""
-    full_env = {**os.environ, **(env or {})}
+    # Not the test process's own gateway: a child pyspark would otherwise attach to this session's JVM.
+    inherited = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_GATEWAY", "SPARK_"))}
+    full_env = {**inherited, **(env or {})}
     full_env.setdefault("S3SPARK_MASTER", "local[2]")
     return subprocess.run(
         [str(REPO_ROOT / "spark-submit.sh"), *args],

@@ -21,6 +21,7 @@ VERBOSE_LOGGERS = (
     "org.apache.spark.executor.Executor",
     "org.apache.spark.scheduler.TaskSetManager",
     "org.apache.spark.sql.execution.datasources.FileFormatWriter",
+    "org.apache.spark.util.Utils",
 )
 
 

@@ -1,0 +1,31 @@
+"""The library's session() applies the same profile, jars and logging as spark-submit.sh."""
+
+from __future__ import annotations
+
+from s3spark.session import PROFILE_KEY, spark_properties
+
+
+def test_profile_reaches_spark_and_hadoop(spark):
+    hadoop = spark.sparkContext._jsc.hadoopConfiguration()
+    assert spark.conf.get(PROFILE_KEY) == "local"
+    assert hadoop.get("fs.s3a.committer.name") == "magic"
+    assert hadoop.get("fs.s3a.connection.maximum") == "64"
+    assert spark.conf.get("spark.sql.sources.commitProtocolClass").endswith("PathOutputCommitProtocol")
+    assert "hadoop-aws-3.3.4.jar" in spark.sparkContext.getConf().get("spark.jars")
+
+
+def test_s3a_filesystem_class_loads(spark):
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path("s3a://any-bucket/")
+    cls = jvm.java.lang.Class.forName("org.apache.hadoop.fs.s3a.S3AFileSystem", True, jvm.Thread.currentThread().getContextClassLoader())
+    assert cls.getName() == "org.apache.hadoop.fs.s3a.S3AFileSystem"
+    assert path.toUri().getScheme() == "s3a"
+
+
+def test_properties_add_logging_and_jars_to_profile():
+    props = spark_properties("minio")
+    assert props[PROFILE_KEY] == "minio"
+    assert props["spark.hadoop.fs.s3a.path.style.access"] == "true"
+    assert "-Dlog4j2.configurationFile=file:" in props["spark.driver.extraJavaOptions"]
+    assert "-Duser.timezone=UTC" in props["spark.driver.extraJavaOptions"]
+    assert props["spark.jars"].count(".jar") == 5
