@@ -9,6 +9,7 @@ usage() {
   cat <<USAGE
 usage: ./spark-submit.sh [--profile NAME|PATH] [spark-submit options] JOB.py [job options]
        ./spark-submit.sh --show-profile [--profile NAME|PATH]
+       ./spark-submit.sh --doctor [--profile NAME|PATH] [s3a://bucket/prefix] [--write-test]
        ./spark-submit.sh --list-profiles | --setup | --help
 
 Runs a job of this project with spark-submit. On the first run it sets up what is missing: a virtualenv
@@ -23,6 +24,8 @@ options of this script:
   --show-profile        print the effective settings of the profile (secrets redacted) and exit
   --list-profiles       list the profiles and exit
   --setup               only set up (virtualenv and jars) and exit
+  --doctor              check Java, pyspark, jars, the profile, the endpoint (DNS, TCP, TLS trust),
+                        credentials and the bucket (list; with --write-test also write and delete)
   -h, --help            this help; JOB.py --help shows the job's own options
 
 spark-submit options pass through unchanged, e.g. --master (default local[*]), --conf KEY=VALUE,
@@ -53,6 +56,7 @@ while (($#)); do
     --show-profile) action=show; shift ;;
     --list-profiles) action=list; shift ;;
     --setup) action=setup; shift ;;
+    --doctor) action=doctor; shift ;;
     --verbose|-v|--supervise|--version) spark_args+=("$1"); shift ;;
     --*=*) spark_args+=("$1"); shift ;;
     --*) [[ $# -ge 2 ]] || die "$1 needs a value"; spark_args+=("$1" "$2"); shift 2 ;;
@@ -64,6 +68,7 @@ ensure_venv
 case "$action" in
   show) exec "$S3SPARK_PY" -m s3spark.profiles show "$profile" ;;
   list) exec "$S3SPARK_PY" -m s3spark.profiles list ;;
+  doctor) exec "$S3SPARK_PY" -m s3spark.doctor --profile "$profile" ${job:+"$job"} "$@" ;;
 esac
 check_java
 ensure_jars

@@ -5,14 +5,20 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import secrets
 import subprocess
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from s3spark.local_s3 import LocalS3
 from s3spark.paths import REPO_ROOT
 from s3spark.session import session
+
+# A distinctive secret, so tests can prove it never shows up in output, logs or files.
+TEST_SECRET = "S3SPARK-TEST-SECRET-" + secrets.token_hex(8)
 
 TEST_CONF = {
     "spark.ui.enabled": "false",  # no web UI: faster start, no port clashes
@@ -22,10 +28,36 @@ TEST_CONF = {
 
 
 @pytest.fixture(scope="session")
-def spark():
-    spark = session(profile="local", master="local[2]", app_name="s3spark-tests", conf=TEST_CONF)
+def s3_server(tmp_path_factory):
+    """A real MinIO on 127.0.0.1 (free ports) for the whole run; its credentials and endpoint go into the
+    environment, where s3a's default credential chain and the minio profile find them."""
+    base = tmp_path_factory.mktemp("minio")
+    server = LocalS3.start(base / "data", bucket=None, access_key="s3spark-test", secret_key=TEST_SECRET)
+    os.environ.update(server.env())
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def spark(s3_server):
+    """The one SparkSession of the run: the minio profile pointed at the test server, local[2]."""
+    spark = session(profile="minio", master="local[2]", app_name="s3spark-tests", conf=TEST_CONF)
     yield spark
     spark.stop()
+
+
+@pytest.fixture
+def s3(s3_server):
+    """A boto3 client for the test server."""
+    return s3_server.client()
+
+
+@pytest.fixture
+def bucket(s3_server) -> str:
+    """A fresh, empty bucket for one test."""
+    name = f"t-{uuid.uuid4().hex[:12]}"
+    s3_server.create_bucket(name)
+    return name
 
 
 @dataclass

@@ -88,7 +88,7 @@ def test_summary_json_file_and_stdout_line(run_job, pageviews, tmp_path):
     written = json.loads(summary_file.read_text())
     assert written == result.summary
     assert result.stdout.strip().splitlines()[-1] == json.dumps(written)
-    assert written["job"] == "csv_to_parquet" and written["status"] == "ok" and written["profile"] == "local"
+    assert written["job"] == "csv_to_parquet" and written["status"] == "ok" and written["profile"] == "minio"
     assert written["inputs"] == [str(pageviews)] and written["output"] == str(tmp_path / "out")
     assert written["input_files"] == 1 and written["bytes_read"] == pageviews.stat().st_size
     assert written["rows_read"] == written["rows_written"] == 4

@@ -7,7 +7,7 @@ from s3spark.session import PROFILE_KEY, spark_properties
 
 def test_profile_reaches_spark_and_hadoop(spark):
     hadoop = spark.sparkContext._jsc.hadoopConfiguration()
-    assert spark.conf.get(PROFILE_KEY) == "local"
+    assert spark.conf.get(PROFILE_KEY) == "minio"
     assert hadoop.get("fs.s3a.committer.name") == "magic"
     assert hadoop.get("fs.s3a.connection.maximum") == "64"
     assert spark.conf.get("spark.sql.sources.commitProtocolClass").endswith("PathOutputCommitProtocol")
@@ -17,7 +17,9 @@ def test_profile_reaches_spark_and_hadoop(spark):
 def test_s3a_filesystem_class_loads(spark):
     jvm = spark.sparkContext._jvm
     path = jvm.org.apache.hadoop.fs.Path("s3a://any-bucket/")
-    cls = jvm.java.lang.Class.forName("org.apache.hadoop.fs.s3a.S3AFileSystem", True, jvm.Thread.currentThread().getContextClassLoader())
+    cls = jvm.java.lang.Class.forName(
+        "org.apache.hadoop.fs.s3a.S3AFileSystem", True, jvm.Thread.currentThread().getContextClassLoader()
+    )
     assert cls.getName() == "org.apache.hadoop.fs.s3a.S3AFileSystem"
     assert path.toUri().getScheme() == "s3a"
 
