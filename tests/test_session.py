@@ -14,14 +14,11 @@ def test_profile_reaches_spark_and_hadoop(spark):
     assert "hadoop-aws-3.3.4.jar" in spark.sparkContext.getConf().get("spark.jars")
 
 
-def test_s3a_filesystem_class_loads(spark):
+def test_s3a_scheme_resolves_to_the_s3a_filesystem(spark):
     jvm = spark.sparkContext._jvm
     path = jvm.org.apache.hadoop.fs.Path("s3a://any-bucket/")
-    cls = jvm.java.lang.Class.forName(
-        "org.apache.hadoop.fs.s3a.S3AFileSystem", True, jvm.Thread.currentThread().getContextClassLoader()
-    )
-    assert cls.getName() == "org.apache.hadoop.fs.s3a.S3AFileSystem"
-    assert path.toUri().getScheme() == "s3a"
+    filesystem = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    assert filesystem.getClass().getName() == "org.apache.hadoop.fs.s3a.S3AFileSystem"
 
 
 def test_properties_add_logging_and_jars_to_profile():

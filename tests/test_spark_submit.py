@@ -6,8 +6,8 @@ import gzip
 import json
 
 import pyarrow.parquet as pq
-from conftest import run_submit, write
 
+from conftest import run_submit, write
 from s3spark.paths import REPO_ROOT
 
 NO_UI = ("--conf", "spark.ui.enabled=false")
