@@ -112,7 +112,8 @@ def test_missing_bucket_is_named(s3_server):
     code, checks, out, _ = run_doctor("--profile", "minio", f"s3a://{missing}/x", "--write-test")
     assert code == 1
     assert checks["bucket"].startswith(f"✗ bucket: cannot list s3a://{missing}/x: "), checks["bucket"]
-    assert "bucket does not exist" in checks["bucket"] and " — " in checks["bucket"]
+    # errors.translate() words it when it knows the failure, else the Java message plus the doctor's hint
+    assert "does not exist" in checks["bucket"] and "create the bucket" in checks["bucket"]
     assert checks["write test"] == "- write test: skipped (the bucket check did not pass)"
     assert out.splitlines()[-1] == "1 of 8 checks failed (2 skipped)"
 
@@ -124,7 +125,7 @@ def test_wrong_secret_fails_the_bucket_check_without_printing_it(s3_server, buck
     assert checks["credentials"].startswith("✓ credentials")  # present; only the store can tell they are wrong
     line = checks["bucket"]
     assert line.startswith(f"✗ bucket: cannot list s3a://{bucket}/: "), line
-    assert "SignatureDoesNotMatch" in line and "check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY" in line
+    assert "SignatureDoesNotMatch" in line and "AWS_SECRET_ACCESS_KEY" in line.split("SignatureDoesNotMatch")[1]
     assert wrong not in out + err
 
 
