@@ -56,7 +56,16 @@ while (($#)); do
     --show-profile) action=show; shift ;;
     --list-profiles) action=list; shift ;;
     --setup) action=setup; shift ;;
-    --doctor) action=doctor; shift ;;
+    --doctor)  # everything after it belongs to the doctor, except --profile
+      action=doctor; shift
+      doctor_args=()
+      while (($#)); do
+        case "$1" in
+          --profile) [[ $# -ge 2 ]] || die "--profile needs a value"; profile="$2"; shift 2 ;;
+          --profile=*) profile="${1#*=}"; shift ;;
+          *) doctor_args+=("$1"); shift ;;
+        esac
+      done ;;
     --verbose|-v|--supervise|--version) spark_args+=("$1"); shift ;;
     --*=*) spark_args+=("$1"); shift ;;
     --*) [[ $# -ge 2 ]] || die "$1 needs a value"; spark_args+=("$1" "$2"); shift 2 ;;
@@ -68,7 +77,7 @@ ensure_venv
 case "$action" in
   show) exec "$S3SPARK_PY" -m s3spark.profiles show "$profile" ;;
   list) exec "$S3SPARK_PY" -m s3spark.profiles list ;;
-  doctor) exec "$S3SPARK_PY" -m s3spark.doctor --profile "$profile" ${job:+"$job"} "$@" ;;
+  doctor) exec "$S3SPARK_PY" -m s3spark.doctor --profile "$profile" ${doctor_args[@]+"${doctor_args[@]}"} ;;
 esac
 check_java
 ensure_jars
