@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from s3spark import cli
+from s3spark.incremental import IncrementalSpec, convert_incremental
 from s3spark.pipeline import convert
 from s3spark.writer import OutputSpec
 
@@ -25,6 +26,10 @@ examples:
       --schema @pageviews --delimiter space --no-header --output s3a://lake/pageviews --partition-by project
   ./spark-submit.sh jobs/csv_to_parquet.py --input 'data/*.csv' --schema 'id INT, name STRING' \\
       --output out/people --on-bad-rows quarantine --quarantine out/people_bad --mode overwrite
+  # every hour from a scheduler: only new files, exactly once
+  ./spark-submit.sh --profile minio jobs/csv_to_parquet.py --incremental --input s3a://raw/pageviews/ \\
+      --schema @pageviews --delimiter space --no-header --output s3a://lake/pageviews \\
+      --checkpoint s3a://lake/_checkpoints/pageviews
 
 exit codes: 0 success, 2 bad usage, input or configuration (one line says what and how to fix), 1 other failure.
 The last line on stdout is the run summary as JSON.
@@ -40,6 +45,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     cli.add_input_options(parser)
     cli.add_output_options(parser)
+    cli.add_incremental_options(parser)
     cli.add_run_options(parser)
     args = parser.parse_args(argv)
     if cli.use_sample_when_no_input(args):
@@ -47,19 +53,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         args.mode = args.mode or "overwrite"
     if not args.output:
         parser.error("--output is required with --input (where the Parquet files go)")
+    if args.incremental and not args.checkpoint:
+        parser.error("--incremental needs --checkpoint URI (where progress between runs is kept)")
     return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     request = cli.read_request(args)
+    default_mode = "append" if args.incremental else "error"
     output = OutputSpec(
         uri=args.output,
         format=args.format,
-        mode=args.mode or "error",
+        mode=args.mode or default_mode,
         partition_by=cli.comma_list(args.partition_by),
         compression=args.compression,
     )
+    if args.incremental:
+        spec = IncrementalSpec(args.checkpoint, args.max_files_per_batch, args.break_lock)
+        return cli.run_job(
+            "csv_to_parquet", args, lambda spark, summary: convert_incremental(spark, request, output, spec, summary)
+        )
     return cli.run_job("csv_to_parquet", args, lambda spark, summary: convert(spark, request, output, summary))
 
 

@@ -105,6 +105,21 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--compression", choices=COMPRESSIONS, default="snappy", help="Parquet codec (default: snappy)")
 
 
+def add_incremental_options(parser: argparse.ArgumentParser) -> None:
+    """--incremental and its checkpoint: convert only files not converted before."""
+    group = parser.add_argument_group("incremental (scheduled runs)")
+    group.add_argument(
+        "--incremental",
+        action="store_true",
+        help="convert only the files that arrived since the last run, exactly once (needs --schema, --checkpoint)",
+    )
+    group.add_argument("--checkpoint", metavar="URI", help="where progress is kept (local or s3a://); one per output")
+    group.add_argument("--max-files-per-batch", type=int, metavar="N", help="files per micro-batch (default: all)")
+    group.add_argument(
+        "--break-lock", action="store_true", help="take over the lock of a run that died on another machine"
+    )
+
+
 def add_run_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("run")
     group.add_argument("--summary-json", metavar="PATH", help="also write the run summary JSON to this file")

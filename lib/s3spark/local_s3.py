@@ -59,7 +59,8 @@ def ensure_minio() -> Path:
     go = shutil.which("go")
     if go is None:
         raise UserError(
-            f"MinIO is not built yet and `go` is not on PATH: install Go >= 1.24 (apt-get install golang-go, or your platform's Go package), "
+            f"MinIO is not built yet and `go` is not on PATH: install Go >= 1.24 "
+            f"(apt-get install golang-go, or your platform's Go package), "
             f"then run `scripts/local-s3 build` (it builds {MINIO_MODULE}@{MINIO_VERSION} into {target})"
         )
     target.parent.mkdir(parents=True, exist_ok=True)

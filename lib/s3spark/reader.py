@@ -60,19 +60,32 @@ def infer_schema(spark: SparkSession, paths: list[str], fmt: CsvFormat) -> Struc
     return schema
 
 
-def read_csv(spark: SparkSession, paths: list[str], schema: StructType, fmt: CsvFormat) -> DataFrame:
-    """The input as the schema's columns plus the raw text of malformed rows and each row's source file."""
+def read_csv(
+    spark: SparkSession,
+    paths: list[str],
+    schema: StructType,
+    fmt: CsvFormat,
+    *,
+    stream: bool = False,
+    max_files_per_batch: int | None = None,
+) -> DataFrame:
+    """The input as the schema's columns plus the raw text of malformed rows and each row's source file.
+
+    With stream=True it is a streaming frame over one directory or glob (new files only, per checkpoint).
+    """
     clash = [name for name in HELPER_COLUMNS if name in schema.fieldNames()]
     if clash:
         raise UserError(f"the schema may not use the reserved column name {clash[0]}; rename it")
     # With pruning on, a row with extra fields parses "fine" when not every column is read.
     spark.conf.set("spark.sql.csv.parser.columnPruning.enabled", "false")
     with_corrupt = StructType([*schema.fields, StructField(CORRUPT_COLUMN, StringType(), True)])
-    frame = (
-        spark.read.schema(with_corrupt)
-        .options(**fmt.options(), mode="PERMISSIVE", columnNameOfCorruptRecord=CORRUPT_COLUMN)
-        .csv(paths)
+    reader = spark.readStream if stream else spark.read
+    reader = reader.schema(with_corrupt).options(
+        **fmt.options(), mode="PERMISSIVE", columnNameOfCorruptRecord=CORRUPT_COLUMN
     )
+    if max_files_per_batch:
+        reader = reader.option("maxFilesPerTrigger", max_files_per_batch)
+    frame = reader.csv(paths[0] if stream else paths)
     return frame.withColumn(SOURCE_COLUMN, F.input_file_name())
 
 
@@ -81,11 +94,12 @@ def is_malformed() -> F.Column:
     return F.col(CORRUPT_COLUMN).isNotNull()
 
 
-def observe_read(frame: DataFrame, observation: Observation) -> DataFrame:
+def observe_read(frame: DataFrame, observation: Observation | str) -> DataFrame:
     """Count rows read and malformed rows during whatever action runs next.
 
     The per-column non-null counts are there to make every column required, so each one is parsed and
-    cast (and a bad value anywhere flags its row) even when the job keeps only a few columns.
+    cast (and a bad value anywhere flags its row) even when the job keeps only a few columns. A streaming
+    frame takes a name instead of an Observation; its metrics arrive in each batch's progress.
     """
     data_columns = [name for name in frame.columns if name not in HELPER_COLUMNS]
     return frame.observe(

@@ -22,7 +22,7 @@ class RunSummary:
     output: str | None = None
     profile: str | None = None
     status: str = "running"
-    input_files: int = 0
+    input_files: int | None = 0
     bytes_read: int = 0
     rows_read: int = 0
     rows_filtered_out: int = 0
@@ -32,6 +32,8 @@ class RunSummary:
     rows_dropped: int = 0
     bytes_written: int = 0
     quarantine: str | None = None
+    batches: int | None = None
+    note: str | None = None
     seconds: float = 0.0
     rows_per_s: float = 0.0
     error: str | None = None
@@ -59,7 +61,8 @@ class RunSummary:
 
     def human(self) -> str:
         """A one-line account for people, printed to stderr."""
-        parts = [f"{self.rows_read:,} rows read from {self.input_files:,} files"]
+        files = f" from {self.input_files:,} files" if self.input_files is not None else ""
+        parts = [f"{self.rows_read:,} rows read{files}"]
         if self.rows_filtered_out:
             parts.append(f"{self.rows_filtered_out:,} filtered out")
         if self.rows_dropped:
@@ -70,6 +73,8 @@ class RunSummary:
             parts.append(f"{self.rows_matched:,} matched")
         else:
             parts.append(f"{self.rows_written:,} written to {self.output}")
+        if self.note:
+            parts.append(self.note)
         return f"{self.job}: " + ", ".join(parts) + f" in {self.seconds:.1f}s ({self.rows_per_s:,.0f} rows/s)"
 
 
