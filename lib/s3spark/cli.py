@@ -18,7 +18,7 @@ from s3spark.pipeline import ReadRequest
 from s3spark.reader import CsvFormat
 from s3spark.session import PROFILE_KEY, session, set_verbose
 from s3spark.summary import RunSummary
-from s3spark.writer import COMPRESSIONS, MODES
+from s3spark.writer import COMPRESSIONS, FORMATS, MODES
 
 SECRET_VARIABLES = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "MINIO_ROOT_PASSWORD")
 SAMPLE_INPUT = str(REPO_ROOT / "data" / "pageviews" / "*.gz")
@@ -95,7 +95,9 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     """--output, --format, --mode, --partition-by, --compression."""
     group = parser.add_argument_group("output")
     group.add_argument("--output", metavar="URI", help="output directory, local or s3a://bucket/prefix")
-    group.add_argument("--format", choices=["parquet"], default="parquet", help="output format (default: parquet)")
+    group.add_argument(
+        "--format", choices=FORMATS, default="parquet", help="output format: parquet (default) or delta (a Delta table)"
+    )
     group.add_argument(
         "--mode",
         choices=MODES,
@@ -103,6 +105,12 @@ def add_output_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--partition-by", action="append", metavar="COLS", help="partition columns, comma separated")
     group.add_argument("--compression", choices=COMPRESSIONS, default="snappy", help="Parquet codec (default: snappy)")
+    group.add_argument(
+        "--replace-where",
+        metavar="PREDICATE",
+        help="delta only: atomically replace just the rows matching this SQL predicate (e.g. \"project = 'en'\"); "
+        "refused if the run would write rows outside it",
+    )
 
 
 def add_incremental_options(parser: argparse.ArgumentParser) -> None:

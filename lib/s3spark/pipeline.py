@@ -14,7 +14,7 @@ from s3spark.errors import UserError, java_message
 from s3spark.reader import CsvFormat, infer_schema, observe_read, read_csv
 from s3spark.schema import parse_schema
 from s3spark.summary import RunSummary
-from s3spark.writer import OutputSpec, check_can_write, write_table
+from s3spark.writer import OutputSpec, check_can_write, last_delta_commit, write_table
 
 
 @dataclass
@@ -95,7 +95,7 @@ def _require_quarantine(request: ReadRequest) -> None:
 
 
 def convert(spark: SparkSession, request: ReadRequest, output: OutputSpec, summary: RunSummary) -> None:
-    """CSV → a table format (Parquet), counting every row read as written, filtered, dropped or quarantined."""
+    """CSV → a table format (Parquet or Delta), counting every row read as written, filtered, dropped or quarantined."""
     _require_quarantine(request)
     summary.output = output.uri
     check_can_write(spark, output)
@@ -112,7 +112,13 @@ def convert(spark: SparkSession, request: ReadRequest, output: OutputSpec, summa
     write_table(spark, prepared.rows.observe(written, F.count(F.lit(1)).alias("rows")), output)
     summary.rows_written = written.get["rows"]
     prepared.account(summary.rows_written)
-    summary.bytes_written = storage.data_bytes(spark, output.uri)
+    if output.format == "delta":
+        # A Delta directory keeps replaced files until VACUUM: count what this commit wrote, from its history.
+        commit = last_delta_commit(spark, output.uri)
+        summary.table_version = commit.version
+        summary.bytes_written = commit.bytes if commit.bytes is not None else 0
+    else:
+        summary.bytes_written = storage.data_bytes(spark, output.uri)
 
 
 def filter_count(spark: SparkSession, request: ReadRequest, summary: RunSummary) -> None:

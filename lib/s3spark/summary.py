@@ -33,6 +33,8 @@ class RunSummary:
     bytes_written: int = 0
     quarantine: str | None = None
     batches: int | None = None
+    # Delta outputs only (left out of the JSON otherwise): the table version this run committed.
+    table_version: int | None = None
     note: str | None = None
     seconds: float = 0.0
     rows_per_s: float = 0.0
@@ -48,6 +50,8 @@ class RunSummary:
     def to_dict(self) -> dict:
         data = asdict(self)
         data.pop("started")
+        if data["table_version"] is None:
+            data.pop("table_version")
         return data
 
     def emit(self, json_path: str | None = None) -> None:
@@ -73,6 +77,8 @@ class RunSummary:
             parts.append(f"{self.rows_matched:,} matched")
         else:
             parts.append(f"{self.rows_written:,} written to {self.output}")
+        if self.table_version is not None:
+            parts.append(f"Delta table version {self.table_version}")
         if self.note:
             parts.append(self.note)
         return f"{self.job}: " + ", ".join(parts) + f" in {self.seconds:.1f}s ({self.rows_per_s:,.0f} rows/s)"
