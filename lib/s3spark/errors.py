@@ -175,7 +175,12 @@ KNOWN_FAILURES: list[tuple[str, str]] = [
 # group 1. Only these short, shape-checked fragments of the text ever reach a message.
 EXTRACTORS: dict[str, tuple[str, ...]] = {
     "uri": (r"(s3a://[^\s'\"`,;()\[\]]+)",),
-    "bucket": (r"s3a://([^/\s'\"`:,;()\[\]]+)", r"[Bb]ucket '?([a-z0-9][a-z0-9.-]+)'? does not exist"),
+    "bucket": (
+        r"s3a://([^/\s'\"`:,;()\[\]]+)",
+        r"[Bb]ucket '?([a-z0-9][a-z0-9.-]+)'? does not exist",
+        r"(?:Purging multipart uploads|[Bb]ucket) on ([a-z0-9][a-z0-9.-]+)",  # failures at filesystem start
+        r"UnknownStoreException: `([a-z0-9][a-z0-9.-]+)'",
+    ),
     "host": (
         r"Connect to ([^\s\[\]/]+)",
         r"UnknownHostException: ([^\s:]+)",
