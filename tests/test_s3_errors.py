@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -215,6 +216,8 @@ def test_hadoop_aws_without_the_sdk_bundle(csv_bucket):
 
 def test_hadoop_aws_newer_than_sparks_hadoop(csv_bucket, tmp_path):
     """hadoop-aws 3.3.6 on pyspark's Hadoop 3.3.4: a class 3.3.6 needs is not in hadoop-common 3.3.4."""
+    if shutil.which("mvn") is None:
+        pytest.skip("Maven (mvn) is needed to fetch hadoop-aws 3.3.6")
     fetched = subprocess.run(
         [
             "mvn",
