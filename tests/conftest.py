@@ -24,6 +24,7 @@ TEST_CONF = {
     "spark.ui.enabled": "false",  # no web UI: faster start, no port clashes
     "spark.sql.shuffle.partitions": "2",
     "spark.default.parallelism": "2",
+    "spark.databricks.delta.snapshotPartitions": "2",  # Delta state of tiny test tables: 2 tasks, not 50
 }
 
 

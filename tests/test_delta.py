@@ -27,19 +27,6 @@ def pageviews(tmp_path):
     return write(tmp_path / "in" / "pv", lines(ROWS))
 
 
-@pytest.fixture(autouse=True, scope="module")
-def small_delta_snapshots(spark):
-    """Delta rebuilds table state in 50 partitions by default; these tables have a handful of rows."""
-    key = "spark.databricks.delta.snapshotPartitions"
-    before = spark.conf.get(key, None)
-    spark.conf.set(key, "2")
-    yield
-    if before is None:
-        spark.conf.unset(key)
-    else:
-        spark.conf.set(key, before)
-
-
 def convert(run_job, src, out, *extra):
     return run_job(
         "csv_to_parquet",
@@ -142,7 +129,15 @@ def test_replace_where_rewrites_only_its_range(spark, run_job, pageviews, tmp_pa
     # The new batch also holds a de row: --filter keeps the run inside the replaced range.
     batch = write(tmp_path / "in2" / "pv", lines([*new_en, ("de", "NEW", 1, 1)]))
     result = convert(
-        run_job, batch, out, "--filter", "project = 'en'", "--replace-where", "project = 'en'", "--partition-by", "project"
+        run_job,
+        batch,
+        out,
+        "--filter",
+        "project = 'en'",
+        "--replace-where",
+        "project = 'en'",
+        "--partition-by",
+        "project",
     )
     assert result.code == 0, result.stderr
     assert result.summary["table_version"] == 1
