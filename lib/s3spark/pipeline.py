@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+import time
 from dataclasses import dataclass, field
 
 from pyspark.errors import AnalysisException, ParseException
@@ -109,7 +111,14 @@ def convert(spark: SparkSession, request: ReadRequest, output: OutputSpec, summa
     if request.on_bad_rows is BadRowPolicy.QUARANTINE:
         prepared.quarantine_malformed(output.mode)
     written = Observation("written")
+    started_ms = int(time.time() * 1000)
     write_table(spark, prepared.rows.observe(written, F.count(F.lit(1)).alias("rows")), output)
+    if output.mode in ("error", "overwrite"):
+        aborted = storage.abort_stale_uploads(spark, output.uri, started_ms)
+        if aborted:
+            print(
+                f"aborted {aborted} pending multipart uploads left under {output.uri} by earlier runs", file=sys.stderr
+            )
     summary.rows_written = written.get["rows"]
     prepared.account(summary.rows_written)
     if output.format == "delta":

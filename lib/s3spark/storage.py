@@ -71,3 +71,23 @@ def data_bytes(spark: SparkSession, uri: str) -> int:
         if not any(part.startswith(("_", ".")) for part in relative.split("/") if part):
             total += status.getLen()
     return total
+
+
+def abort_stale_uploads(spark: SparkSession, uri: str, initiated_before_ms: int) -> int:
+    """Abort multipart uploads under an s3a:// output that began before this run: leftovers of killed runs.
+
+    Pending uploads are invisible but stored (and billed) until aborted. Only call this for outputs this run
+    owns exclusively (modes error and overwrite); fs.s3a.multipart.purge in base.conf is the bucket-wide net.
+    """
+    path, fs = _path_and_fs(spark, uri)
+    if path.toUri().getScheme() != "s3a":
+        return 0
+    prefix = str(path.toUri().getPath()).strip("/") + "/"
+    helper = fs.getWriteOperationHelper()
+    aborted = 0
+    # Listed without a prefix: MinIO matches an upload prefix only against whole keys.
+    for upload in fs.listMultipartUploads(""):
+        if upload.getKey().startswith(prefix) and upload.getInitiated().getTime() < initiated_before_ms:
+            helper.abortMultipartUpload(upload)
+            aborted += 1
+    return aborted
