@@ -10,5 +10,5 @@ check_java
 ensure_jars
 "$S3SPARK_PY" -m s3spark.local_s3 build >&2
 cd "$REPO"
-"$S3SPARK_VENV/bin/ruff" check lib jobs tests bench
+"$S3SPARK_VENV/bin/ruff" check lib jobs tests bench examples
 exec "$S3SPARK_PY" -m pytest "$@"
