@@ -11,6 +11,7 @@ usage: ./spark-submit.sh [--profile NAME|PATH] [spark-submit options] JOB.py [jo
        ./spark-submit.sh --show-profile [--profile NAME|PATH]
        ./spark-submit.sh --doctor [--profile NAME|PATH] [s3a://bucket/prefix] [--write-test]
        ./spark-submit.sh --list-profiles | --setup | --help
+       ./spark-submit.sh --dry-run [--master URL] [options] JOB.py [job options]
 
 Runs a job of this project with spark-submit. On the first run it sets up what is missing: a virtualenv
 (\$S3SPARK_VENV, default $REPO/.venv) with the pinned Python packages, and the pinned jars (hadoop-aws,
@@ -26,10 +27,17 @@ options of this script:
   --setup               only set up (virtualenv and jars) and exit
   --doctor              check Java, pyspark, jars, the profile, the endpoint (DNS, TCP, TLS trust),
                         credentials and the bucket (list; with --write-test also write and delete)
+  --dry-run             print the command, the Python and the Spark properties (secrets redacted) that
+                        a run would use, and exit
   -h, --help            this help; JOB.py --help shows the job's own options
 
 spark-submit options pass through unchanged, e.g. --master (default local[*]), --conf KEY=VALUE,
 --driver-memory 4g, --executor-memory, --num-executors. Everything after JOB.py goes to the job.
+
+clusters: with --master spark://HOST:PORT, yarn or k8s://https://HOST:PORT the same job and profile run on
+the cluster: the library ships as a zip (--py-files), the pinned jars through spark.jars, and executors run
+this virtualenv's Python (standalone, YARN) or the image's (Kubernetes). \$S3SPARK_EXECUTOR_PYTHON and
+\$S3SPARK_NODE_JARS change that; see README "Running on a cluster". scripts/local-cluster starts one here.
 
 jobs:
   jobs/csv_to_parquet.py     CSV -> Parquet (with no options: the bundled sample -> ./output/)
@@ -44,6 +52,7 @@ USAGE
 profile="${S3SPARK_PROFILE:-local}"
 master="${S3SPARK_MASTER:-local[*]}"
 action=run
+dry_run=0
 job=""
 spark_args=()
 while (($#)); do
@@ -56,6 +65,7 @@ while (($#)); do
     --show-profile) action=show; shift ;;
     --list-profiles) action=list; shift ;;
     --setup) action=setup; shift ;;
+    --dry-run) dry_run=1; shift ;;
     --doctor)  # everything after it belongs to the doctor, except --profile
       action=doctor; shift
       doctor_args=()
@@ -94,17 +104,44 @@ properties="$(mktemp "${TMPDIR:-/tmp}/s3spark-XXXXXX.properties")"
 trap 'rm -f "$properties"' EXIT
 "$S3SPARK_PY" -m s3spark.session --profile "$profile" --write "$properties" || exit $?
 
-export PYSPARK_PYTHON="$S3SPARK_PY" PYSPARK_DRIVER_PYTHON="$S3SPARK_PY" S3SPARK_SUBMITTED_PROFILE="$profile"
+executor_python="$S3SPARK_PY"
+if [[ "$master" != local && "$master" != local\[* ]]; then
+  # A cluster: ship the library and the jars, pick the executors' Python (lib/s3spark/cluster.py).
+  notes=()
+  ((dry_run)) && notes=(--notes)
+  plan="$("$S3SPARK_PY" -m s3spark.cluster prepare --master "$master" --properties "$properties" \
+    --job "$job" --python "$S3SPARK_PY" ${notes[@]+"${notes[@]}"} -- ${spark_args[@]+"${spark_args[@]}"})" \
+    || exit $?
+  mapfile -t plan_lines <<< "$plan"
+  executor_python="${plan_lines[0]}"
+  job="${plan_lines[1]}"
+  spark_args=("${plan_lines[@]:2}")
+fi
+
+export PYSPARK_PYTHON="$executor_python" PYSPARK_DRIVER_PYTHON="$S3SPARK_PY" S3SPARK_SUBMITTED_PROFILE="$profile"
 submit_args=(--master "$master" --properties-file "$properties" ${spark_args[@]+"${spark_args[@]}"})
 status=0
 if [[ " ${spark_args[*]-} " == *" --deploy-mode cluster "* || " ${spark_args[*]-} " == *" --deploy-mode=cluster "* ]]; then
   # The driver runs on the cluster: only spark-submit itself can start it.
-  "$S3SPARK_VENV/bin/spark-submit" "${submit_args[@]}" "$job" "$@" || status=$?
+  command=("$S3SPARK_VENV/bin/spark-submit" "${submit_args[@]}" "$job" "$@")
+  env_shown=()
 else
   # Client mode: the job's Python process starts the JVM through spark-submit (PYSPARK_SUBMIT_ARGS), as
   # a notebook does. Unlike `spark-submit job.py`, which merges the driver's stderr into stdout, this keeps
   # stdout for the run summary and stderr for messages.
+  export PYSPARK_SUBMIT_ARGS
   PYSPARK_SUBMIT_ARGS="$("$S3SPARK_PY" -c 'import shlex, sys; print(shlex.join(sys.argv[1:]))' \
-    "${submit_args[@]}") pyspark-shell" "$S3SPARK_PY" "$job" "$@" || status=$?
+    "${submit_args[@]}") pyspark-shell"
+  command=("$S3SPARK_PY" "$job" "$@")
+  env_shown=("PYSPARK_SUBMIT_ARGS=$PYSPARK_SUBMIT_ARGS")
 fi
+if ((dry_run)); then
+  echo "# Spark properties ($properties, deleted after the run; secrets redacted):"
+  "$S3SPARK_PY" -m s3spark.cluster show "$properties"
+  echo "# command:"
+  "$S3SPARK_PY" -c 'import shlex, sys; print(shlex.join(sys.argv[1:]))' \
+    env ${env_shown[@]+"${env_shown[@]}"} "PYSPARK_PYTHON=$PYSPARK_PYTHON" "${command[@]}"
+  exit 0
+fi
+"${command[@]}" || status=$?
 exit "$status"
