@@ -337,3 +337,40 @@ def test_bucket_bootstrap_creates_buckets_and_uploads_the_sample(s3_server, s3):
     assert wrong.stderr.strip().splitlines() == [
         f"error: creating bucket '{raw}' failed: HTTP 403 SignatureDoesNotMatch"
     ]
+
+
+# --- Kubernetes samples (docs/k8s) --------------------------------------------------------------------
+
+
+def test_kubernetes_samples_load_and_agree(monkeypatch):
+    from s3spark.profiles import load_profile
+
+    k8s = REPO_ROOT / "docs" / "k8s"
+    monkeypatch.setenv("S3_ENDPOINT", "http://minio.storage.svc.cluster.local:9000")
+    props = load_profile(f"minio,{k8s / 'kubernetes.conf'}").properties
+    secret = yaml.safe_load((k8s / "s3-credentials.yaml").read_text())
+    rbac = {doc["kind"]: doc for doc in yaml.safe_load_all((k8s / "spark-rbac.yaml").read_text())}
+    namespace = props["spark.kubernetes.namespace"]
+    assert secret["metadata"]["namespace"] == rbac["ServiceAccount"]["metadata"]["namespace"] == namespace
+    assert rbac["Namespace"]["metadata"]["name"] == namespace
+    assert (
+        props["spark.kubernetes.authenticate.driver.serviceAccountName"] == rbac["ServiceAccount"]["metadata"]["name"]
+    )
+    refs = {k: v for k, v in props.items() if ".secretKeyRef." in k}
+    assert {k.rsplit(".", 1)[1] for k in refs} == {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"}
+    assert {k.split(".")[2] for k in refs} == {"driver", "executor"}
+    for ref in refs.values():
+        name, key = ref.split(":")
+        assert name == secret["metadata"]["name"] and key in secret["stringData"]
+    assert all(value.startswith("REPLACE_WITH_") for value in secret["stringData"].values())
+    # The documented submission works out as docs/kubernetes.md says (image paths, no secret in the output).
+    plan = cluster.prepare(
+        "k8s://https://api.k8s.example.com:6443",
+        props,
+        str(REPO_ROOT / "jobs" / "csv_to_parquet.py"),
+        sys.executable,
+        ["--deploy-mode", "cluster"],
+        env={},
+    )
+    assert plan.job == "local:///opt/s3spark/jobs/csv_to_parquet.py"
+    assert plan.properties["spark.pyspark.python"] == cluster.IMAGE_PYTHON
