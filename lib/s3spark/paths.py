@@ -11,6 +11,7 @@ PROFILE_DIR = CONF_DIR / "profiles"
 SCHEMA_DIR = CONF_DIR / "schemas"
 JAR_PINS_DIR = CONF_DIR / "jars"
 LOG4J_CONFIG = CONF_DIR / "log4j2.properties"
+LOG4J_VERBOSE_CONFIG = CONF_DIR / "log4j2-verbose.properties"
 
 
 def cache_dir() -> Path:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pyspark.sql import SparkSession
 
 from s3spark.jars import ensure_jars
-from s3spark.paths import LOG4J_CONFIG
+from s3spark.paths import LOG4J_CONFIG, LOG4J_VERBOSE_CONFIG
 from s3spark.profiles import load_profile
 
 PROFILE_KEY = "spark.s3spark.profile"
@@ -16,13 +16,6 @@ PROFILE_KEY = "spark.s3spark.profile"
 SUBMITTED_PROFILE_ENV = "S3SPARK_SUBMITTED_PROFILE"
 DEFAULT_PROFILE = "local"
 JAVA_OPTION_KEYS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
-# Loggers that conf/log4j2.properties silences by default and --verbose turns back on.
-VERBOSE_LOGGERS = (
-    "org.apache.spark.executor.Executor",
-    "org.apache.spark.scheduler.TaskSetManager",
-    "org.apache.spark.sql.execution.datasources.FileFormatWriter",
-    "org.apache.spark.util.Utils",
-)
 
 
 def profile_spec(profile: str | None = None) -> str:
@@ -78,13 +71,12 @@ def session(
 
 
 def set_verbose(spark: SparkSession, verbose: bool) -> None:
-    """Turn task-failure logging (with Java stack traces) on for --verbose runs."""
+    """For --verbose runs, switch logging to conf/log4j2-verbose.properties: whole stack traces, task failures."""
     if not verbose:
         return
     jvm = spark.sparkContext._jvm
-    level = jvm.org.apache.logging.log4j.Level.WARN
-    for name in VERBOSE_LOGGERS:
-        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, level)
+    config = jvm.java.net.URI(LOG4J_VERBOSE_CONFIG.as_uri())
+    jvm.org.apache.logging.log4j.core.config.Configurator.reconfigure(config)
 
 
 def main(argv: list[str] | None = None) -> int:
