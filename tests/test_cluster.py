@@ -25,11 +25,12 @@ from conftest import TEST_SECRET, run_submit
 from s3spark import cluster as cluster_mod
 from s3spark.errors import UserError
 from s3spark.jars import jars_cache
-from s3spark.local_cluster import LocalCluster, master_json
+from s3spark.local_cluster import LocalCluster, master_json, save
 from s3spark.local_s3 import _alive
 from s3spark.paths import REPO_ROOT
 
 NO_UI = ("--conf", "spark.ui.enabled=false")
+LOCAL_CLUSTER = [str(REPO_ROOT / "scripts" / "local-cluster")]
 SMALL_EXECUTORS = ("--executor-memory", "512m")
 SCHEMA = "id INT, name STRING, amount DOUBLE, day DATE, country STRING"
 VENV_PYTHON = Path(os.environ.get("S3SPARK_VENV") or REPO_ROOT / ".venv") / "bin" / "python"
@@ -37,15 +38,26 @@ VENV_PYTHON = Path(os.environ.get("S3SPARK_VENV") or REPO_ROOT / ".venv") / "bin
 
 @pytest.fixture(scope="module")
 def cluster(s3_server, tmp_path_factory):
-    """Two workers with one core and 1 GB each; no AWS keys in their environment."""
-    with LocalCluster.start(
-        tmp_path_factory.mktemp("cluster"), workers=2, cores=1, memory="1g", inherit_env=False
-    ) as running:
+    """Two workers with one core and 1 GB each, started with the Python API; no AWS keys in their environment.
+
+    It is recorded as `scripts/local-cluster start` records a cluster, and stopped with `scripts/local-cluster
+    stop`, which ends the recorded processes by PID.
+    """
+    state_dir = tmp_path_factory.mktemp("cluster")
+    with LocalCluster.start(state_dir, workers=2, cores=1, memory="1g", inherit_env=False) as running:
+        save(running)
         yield running
+        stopped = subprocess.run([*LOCAL_CLUSTER, "--dir", str(state_dir), "stop"], capture_output=True, text=True)
+        assert stopped.returncode == 0 and "stopped" in stopped.stderr, stopped.stderr
+        assert not [d.role for d in running.daemons if _alive(d.pid)]
 
 
-def on_cluster(cluster: LocalCluster, *args: str, env: dict | None = None):
-    return run_submit("--master", cluster.master_url, "--profile", "minio", *NO_UI, *SMALL_EXECUTORS, *args, env=env)
+def on_cluster(cluster: LocalCluster, *args: str, env: dict | None = None, one_executor: bool = False):
+    """./spark-submit.sh --master spark://... --profile minio; one_executor: use one of the two workers (faster)."""
+    limit = ("--conf", "spark.cores.max=1") if one_executor else ()
+    return run_submit(
+        "--master", cluster.master_url, "--profile", "minio", *NO_UI, *SMALL_EXECUTORS, *limit, *args, env=env
+    )
 
 
 def error_lines(stderr: str) -> list[str]:
@@ -127,6 +139,7 @@ def test_a_failure_on_the_cluster_is_the_same_one_line_error(run_job, s3, bucket
         "--output",
         f"s3a://{bucket}/out-cluster",
         env={"S3SPARK_NODE_JARS": str(jars_cache())},
+        one_executor=True,
     )
     assert result.returncode == 2
     assert error_lines(result.stderr) == error_lines(local.stderr)
@@ -155,14 +168,14 @@ spark.stop()
 def test_executors_run_the_shipped_library_with_the_virtualenvs_python(tmp_path, cluster):
     job = tmp_path / "probe.py"
     job.write_text(PROBE)
-    result = on_cluster(cluster, str(job), env={"S3SPARK_NODE_JARS": str(jars_cache())})
+    result = on_cluster(cluster, str(job), env={"S3SPARK_NODE_JARS": str(jars_cache())}, one_executor=True)
     assert result.returncode == 0, result.stderr
     probe = json.loads(result.stdout.strip().splitlines()[-1])
     zipped = cluster_mod.library_zip()
     assert probe["executors"] == [[str(VENV_PYTHON), f"./{zipped.name}/s3spark/__init__.py"]]
-    # Each executor got the zip and no copy of the jars (they came from S3SPARK_NODE_JARS).
+    # The executor got the zip and no copy of the jars (they came from S3SPARK_NODE_JARS).
     fetched = sorted(p.name for p in (cluster.state_dir / "work").glob(f"worker-*/{probe['app']}/*/*"))
-    assert fetched == sorted([zipped.name, "stderr", "stdout"] * 2)
+    assert fetched == sorted([zipped.name, "stderr", "stdout"])
 
 
 # --- what is handed to other clusters (no cluster needed) -------------------------------------------
@@ -196,6 +209,13 @@ def plan_for(master: str, *spark_args: str, env: dict | None = None, job: str | 
     }
     job = job or str(REPO_ROOT / "jobs" / "csv_to_parquet.py")
     return cluster_mod.prepare(master, props, job, str(VENV_PYTHON), list(spark_args), env=env or {})
+
+
+def test_local_masters_need_no_shipping():
+    for master in ("local", "local[2]", "local-cluster[2,1,1024]"):
+        plan = plan_for(master, "--conf", "spark.ui.enabled=false")
+        assert plan.kind == "local" and plan.spark_args == ["--conf", "spark.ui.enabled=false"]
+        assert "spark.pyspark.python" not in plan.properties
 
 
 def test_standalone_and_yarn_ship_the_zip_and_the_jars(tmp_path):
@@ -296,27 +316,33 @@ def test_dry_run_shows_the_kubernetes_submission_without_secrets(tmp_path):
     assert "kubernetes (cluster mode): the library is the image's copy" in result.stderr
 
 
-def test_local_cluster_command_starts_reports_and_stops(tmp_path):
-    cli = [str(REPO_ROOT / "scripts" / "local-cluster"), "--dir", str(tmp_path)]
-    started = subprocess.run([*cli, "start", "--workers", "1", "--memory", "512m"], capture_output=True, text=True)
+def test_local_cluster_command_reports_checks_and_does_not_start_twice(cluster):
+    cli = [*LOCAL_CLUSTER, "--dir", str(cluster.state_dir)]
+    status = subprocess.run([*cli, "status"], capture_output=True, text=True)
+    assert status.returncode == 0 and "2 of 2 worker(s) alive, each with 1 core(s) and 1024 MB" in status.stdout
+    exports = f"export S3SPARK_MASTER={cluster.master_url}\n"
+    assert subprocess.run([*cli, "env"], capture_output=True, text=True).stdout == exports
+    again = subprocess.run([*cli, "start"], capture_output=True, text=True)
+    assert again.returncode == 0 and again.stdout == exports and "already running" in again.stderr
+    # The health checks of docker/docker-compose.yml: a master with its workers, and a worker.
+    check = subprocess.run([*cli, "check", "--url", cluster.webui_url, "--workers", "2"], capture_output=True)
+    assert check.returncode == 0
+    too_many = subprocess.run([*cli, "check", "--url", cluster.webui_url, "--workers", "3"], capture_output=True)
+    assert too_many.returncode == 1
+    worker_ui = master_json(cluster.webui_url)["workers"][0]["webuiaddress"]
+    worker = subprocess.run([*cli, "check", "--url", worker_ui], capture_output=True, text=True)
+    assert worker.returncode == 0 and f"registered with {cluster.master_url}" in worker.stdout
+
+
+def test_stop_leaves_alone_a_process_it_did_not_start(tmp_path):
+    sleeper = subprocess.Popen(["sleep", "60"])
     try:
-        assert started.returncode == 0, started.stderr
-        assert started.stdout.startswith("export S3SPARK_MASTER=spark://127.0.0.1:")
-        state = json.loads((tmp_path / "cluster.json").read_text())
-        status = subprocess.run([*cli, "status"], capture_output=True, text=True)
-        assert status.returncode == 0 and "1 of 1 worker(s) alive" in status.stdout
-        # The health checks of docker/docker-compose.yml: the master with its workers, and a worker.
-        check = subprocess.run([*cli, "check", "--url", state["webui_url"], "--workers", "1"], capture_output=True)
-        assert check.returncode == 0
-        too_many = subprocess.run([*cli, "check", "--url", state["webui_url"], "--workers", "2"], capture_output=True)
-        assert too_many.returncode == 1
-        worker_ui = master_json(state["webui_url"])["workers"][0]["webuiaddress"]
-        worker = subprocess.run([*cli, "check", "--url", worker_ui], capture_output=True, text=True)
-        assert worker.returncode == 0 and "registered with spark://127.0.0.1:" in worker.stdout
-        again = subprocess.run([*cli, "start"], capture_output=True, text=True)
-        assert again.stdout == started.stdout and "already running" in again.stderr
+        state = {"master_url": "spark://127.0.0.1:1", "webui_url": "http://127.0.0.1:1", "workers": 1}
+        state |= {"cores": 1, "memory": "1g", "daemons": [{"role": "master", "pid": sleeper.pid, "log_file": "x"}]}
+        (tmp_path / "cluster.json").write_text(json.dumps(state))
+        stopped = subprocess.run([*LOCAL_CLUSTER, "--dir", str(tmp_path), "stop"], capture_output=True, text=True)
+        assert stopped.returncode == 0 and "not running" in stopped.stderr
+        assert sleeper.poll() is None
     finally:
-        stopped = subprocess.run([*cli, "stop"], capture_output=True, text=True)
-    assert stopped.returncode == 0 and "stopped" in stopped.stderr
-    assert not [d for d in state["daemons"] if _alive(d["pid"])]
-    assert subprocess.run([*cli, "status"], capture_output=True).returncode == 1
+        sleeper.kill()
+        sleeper.wait()

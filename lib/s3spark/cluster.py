@@ -51,7 +51,7 @@ JAVA_OPTIONS = {"driver": "spark.driver.extraJavaOptions", "executor": "spark.ex
 
 def master_kind(master: str) -> str:
     """local, standalone, yarn or kubernetes; a UserError for anything else."""
-    if master == "local" or master.startswith("local["):
+    if master == "local" or master.startswith(("local[", "local-cluster[")):
         return LOCAL
     if master.startswith("spark://"):
         return STANDALONE
