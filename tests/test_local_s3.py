@@ -225,7 +225,7 @@ def test_build_errors_are_user_errors(tmp_path: Path, monkeypatch: pytest.Monkey
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     monkeypatch.setenv("PATH", str(bin_dir))
-    with pytest.raises(UserError, match=r"`go` is not on PATH.*go\.dev"):
+    with pytest.raises(UserError, match=r"`go` is not on PATH.*golang-go"):
         ensure_minio()
     fake_go = bin_dir / "go"
     fake_go.write_text("#!/bin/sh\necho 'go: module lookup disabled' >&2\nexit 1\n")
