@@ -112,7 +112,8 @@ if [[ "$master" != local && "$master" != local\[* ]]; then
   plan="$("$S3SPARK_PY" -m s3spark.cluster prepare --master "$master" --properties "$properties" \
     --job "$job" --python "$S3SPARK_PY" ${notes[@]+"${notes[@]}"} -- ${spark_args[@]+"${spark_args[@]}"})" \
     || exit $?
-  mapfile -t plan_lines <<< "$plan"
+  plan_lines=()
+  while IFS= read -r line; do plan_lines+=("$line"); done <<< "$plan"
   executor_python="${plan_lines[0]}"
   job="${plan_lines[1]}"
   spark_args=("${plan_lines[@]:2}")
