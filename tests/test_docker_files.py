@@ -13,11 +13,13 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import uuid
 from pathlib import Path
 
 import pytest
 import yaml
+from packaging.specifiers import SpecifierSet
 
 from s3spark import cluster, local_s3
 from s3spark.paths import REPO_ROOT
@@ -192,9 +194,11 @@ def test_dockerfile_copies_exist_and_the_layout_is_what_spark_submit_expects():
     assert user and user[-1] not in ("root", "0")
     assert [rest for word, rest, _ in steps if word == "ENTRYPOINT"] == ['["/opt/entrypoint.sh"]']
     assert (["docker/entrypoint.sh"], "/opt/entrypoint.sh") in [(s, d) for s, d, _, _ in copies(dockerfile)]
-    # One Python minor for image, laptop and tests: the base image's matches this interpreter.
+    # The base image's Python is one pyproject.toml allows, and the one SPARK_HOME and the tests' machines use.
     base = next(rest for word, rest, _ in steps if word == "ARG" and rest.startswith("PYTHON_IMAGE="))
-    assert base == f"PYTHON_IMAGE=python:{sys.version_info.major}.{sys.version_info.minor}-slim-bookworm"
+    assert base == "PYTHON_IMAGE=python:3.11-slim-bookworm"
+    requires = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert "3.11" in SpecifierSet(requires)
     # The entry point's Kubernetes executor needs Java at $JAVA_HOME; scripts run from the workdir.
     assert env["JAVA_HOME"] == "/opt/java"
 
