@@ -194,7 +194,7 @@ def prepare(
     props = dict(properties)
     confs = _confs(args)
     kind = master_kind(master)
-    deploy_mode = _option(args, "--deploy-mode") or confs.get("spark.submit.deployMode") or "client"
+    deploy_mode = _option(args, "--deploy-mode") or "client"  # as spark-submit.sh decides who starts the driver
     if deploy_mode not in ("client", "cluster"):
         raise UserError(f"--deploy-mode {deploy_mode!r}: use client or cluster")
     plan = Plan(kind, deploy_mode, props, args, job, python)
