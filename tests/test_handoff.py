@@ -22,6 +22,10 @@ from s3spark.reader import CsvFormat
 # pyspark.pandas as the hand-off module imports it (after setting PYARROW_IGNORE_TIMEZONE), as a notebook should.
 ps = handoff.ps
 
+# pyspark's own DeprecationWarnings (distutils LooseVersion, np.character), thousands per run, none ours:
+# Python hides them outside __main__ anyway. Everything else still fails or shows.
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:pyspark")
+
 SCHEMA = "id BIGINT, project STRING, count INT, share DOUBLE, seen BOOLEAN, day DATE"
 ROWS = [
     (1, "en", 5, 0.5, True, datetime.date(2024, 1, 1)),

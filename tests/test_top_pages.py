@@ -6,6 +6,10 @@ import pandas as pd
 import pytest
 from pandas.testing import assert_frame_equal
 
+# pyspark's own DeprecationWarnings (distutils LooseVersion, np.character), thousands per run, none ours:
+# Python hides them outside __main__ anyway. Everything else still fails or shows.
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:pyspark")
+
 SCHEMA = "project STRING, url STRING, count INT, bytes BIGINT"
 # Two hours of page views. en: B has 3+4=7 over two hours, A 5, C and D tie at 2 (C wins on url), E 1.
 # de: X 9, Y 1, Z 1 (Y before Z). fr: one page.
