@@ -26,8 +26,8 @@ from s3spark import cluster as cluster_mod
 from s3spark.errors import UserError
 from s3spark.jars import jars_cache
 from s3spark.local_cluster import LocalCluster, master_json, save
-from s3spark.local_s3 import _alive
 from s3spark.paths import REPO_ROOT
+from s3spark.processes import alive
 
 NO_UI = ("--conf", "spark.ui.enabled=false")
 LOCAL_CLUSTER = [str(REPO_ROOT / "scripts" / "local-cluster")]
@@ -49,7 +49,7 @@ def cluster(s3_server, tmp_path_factory):
         yield running
         stopped = subprocess.run([*LOCAL_CLUSTER, "--dir", str(state_dir), "stop"], capture_output=True, text=True)
         assert stopped.returncode == 0 and "stopped" in stopped.stderr, stopped.stderr
-        assert not [d.role for d in running.daemons if _alive(d.pid)]
+        assert not [d.role for d in running.daemons if alive(d.pid)]
 
 
 def on_cluster(cluster: LocalCluster, *args: str, env: dict | None = None, one_executor: bool = False):

@@ -19,7 +19,7 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import SSLError
 
-from s3spark import local_s3
+from s3spark import local_s3, processes
 from s3spark.errors import UserError
 from s3spark.local_s3 import LocalS3, ensure_minio
 from s3spark.paths import REPO_ROOT
@@ -190,7 +190,7 @@ def test_cli_start_status_env_stop(state_dir: Path) -> None:
     assert not _accepts(port) and not (state_dir / "minio.pid").exists()
     assert _cli("status", "--dir", str(state_dir)).returncode == 1
     assert _cli("env", "--dir", str(state_dir)).returncode == 2
-    assert not local_s3._alive(pid)  # detached: its parent is init, which may leave a zombie
+    assert not processes.alive(pid)  # detached: its parent is init, which may leave a zombie
 
 
 def test_cli_stop_never_kills_a_foreign_pid(state_dir: Path) -> None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from s3spark import storage
+from s3spark import processes, storage
 from s3spark.bad_rows import BadRowPolicy, good_rows, malformed_rows
 from s3spark.errors import UserError
 from s3spark.pipeline import ReadRequest, transform
@@ -78,7 +78,7 @@ class CheckpointLock:
         holder = self._holder()
         if holder is not None:
             here = holder.get("host") == socket.gethostname()
-            if here and not _pid_alive(int(holder.get("pid", -1))):
+            if here and not processes.alive(int(holder.get("pid", -1))):
                 print(
                     f"warning: taking over the lock of a run that is gone ({self._describe(holder)})", file=sys.stderr
                 )
@@ -105,18 +105,6 @@ class CheckpointLock:
     @staticmethod
     def _describe(holder: dict) -> str:
         return f"host {holder.get('host')} pid {holder.get('pid')} since {holder.get('started')}"
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _run_until_caught_up(frame: DataFrame, fmt: str, target: str, checkpoint: str, partition_by: list[str]):

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from s3spark import processes
 from s3spark.errors import UserError
 from s3spark.jars import pyspark_jars_dir
-from s3spark.local_s3 import _alive, _cmdline, _free_port, _locked, _start_ticks, _tail, _write_private
 from s3spark.paths import cache_dir
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
@@ -89,11 +89,11 @@ class Daemon:
         """True if the process is alive and still ours (its command line holds the marker)."""
         if self._proc is not None:
             return self._proc.poll() is None
-        if self.pid <= 1 or not _alive(self.pid):
+        if self.pid <= 1 or not processes.alive(self.pid):
             return False
-        if self.start_ticks is not None and _start_ticks(self.pid) not in (None, self.start_ticks):
+        if self.start_ticks is not None and processes.start_ticks(self.pid) not in (None, self.start_ticks):
             return False
-        return marker in _cmdline(self.pid)
+        return marker in processes.cmdline(self.pid)
 
     def stop(self, marker: str) -> None:
         """SIGTERM, then SIGKILL after a grace period; a PID that is no longer ours is left alone."""
@@ -113,7 +113,7 @@ class Daemon:
                 os.kill(self.pid, sig)
             deadline = time.monotonic() + STOP_GRACE_S
             while time.monotonic() < deadline:
-                if not _alive(self.pid):
+                if not processes.alive(self.pid):
                     return
                 time.sleep(0.1)
         raise UserError(f"Spark {self.role} (pid {self.pid}) did not stop after SIGKILL")
@@ -175,8 +175,8 @@ class LocalCluster:
         launcher = str(spark_class())
         cluster: LocalCluster | None = None
         for attempt in range(1, 4):  # free ports are picked, then bound by the JVM: may race
-            port = _free_port()
-            ui_port = _free_port(exclude={port})
+            port = processes.free_port()
+            ui_port = processes.free_port(exclude={port})
             master = _spawn(
                 "master",
                 [launcher, MASTER_CLASS, "--host", HOST, "--port", str(port), "--webui-port", str(ui_port)],
@@ -189,7 +189,7 @@ class LocalCluster:
             if cluster._wait(lambda state: True, timeout, master):
                 break
             cluster.stop()
-            tail = _tail(master.log_file, 15)
+            tail = processes.tail(master.log_file, 15)
             if attempt < 3 and "BindException" in tail:
                 continue
             raise UserError(f"the Spark master did not start; {master.log_file} ends with:\n{tail}")
@@ -203,7 +203,9 @@ class LocalCluster:
                 dead = next((d for d in cluster.daemons if d._proc and d._proc.poll() is not None), None)
                 shown = dead or cluster.daemons[-1]
                 what = f"{shown.role} exited" if dead else f"not all {workers} workers registered in {timeout:.0f} s"
-                raise UserError(f"local cluster: {what}; {shown.log_file} ends with:\n{_tail(shown.log_file, 15)}")
+                raise UserError(
+                    f"local cluster: {what}; {shown.log_file} ends with:\n{processes.tail(shown.log_file, 15)}"
+                )
         except BaseException:
             cluster.stop()
             raise
@@ -273,7 +275,7 @@ def _spawn(role: str, cmd: list[str], env: dict[str, str], logs: Path, detach: b
             cmd, env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=detach
         )
     # spark-class execs java once it has built the command line: the PID becomes the daemon's JVM.
-    return Daemon(role=role, pid=proc.pid, log_file=log_file, start_ticks=_start_ticks(proc.pid), _proc=proc)
+    return Daemon(role=role, pid=proc.pid, log_file=log_file, start_ticks=processes.start_ticks(proc.pid), _proc=proc)
 
 
 # --------------------------------------------------------------------------- command-line state
@@ -298,7 +300,7 @@ def save(cluster: LocalCluster) -> None:
         {"role": d.role, "pid": d.pid, "log_file": str(d.log_file), "start_ticks": d.start_ticks}
         for d in cluster.daemons
     ]
-    _write_private(cluster.state_dir / _STATE, json.dumps(state, indent=2) + "\n", 0o644)
+    processes.write_private(cluster.state_dir / _STATE, json.dumps(state, indent=2) + "\n", 0o644)
 
 
 def _daemons(state: dict[str, Any]) -> list[Daemon]:
@@ -326,7 +328,7 @@ def load(state_dir: Path) -> LocalCluster | None:
 
 def cli_start(state_dir: Path, *, workers: int, cores: int, memory: str) -> LocalCluster:
     state_dir.mkdir(parents=True, exist_ok=True)
-    with _locked(state_dir / ".lock"):
+    with processes.locked(state_dir / ".lock"):
         running = load(state_dir)
         if running:
             print(f"local cluster already running: {running.describe()}", file=sys.stderr)
@@ -342,7 +344,7 @@ def cli_start(state_dir: Path, *, workers: int, cores: int, memory: str) -> Loca
 
 
 def cli_stop(state_dir: Path) -> bool:
-    with _locked(state_dir / ".lock") if state_dir.is_dir() else contextlib.nullcontext():
+    with processes.locked(state_dir / ".lock") if state_dir.is_dir() else contextlib.nullcontext():
         try:
             state = json.loads((state_dir / _STATE).read_text())
             daemons = _daemons(state)

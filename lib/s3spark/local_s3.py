@@ -12,24 +12,22 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import fcntl
 import json
 import os
 import secrets
 import shlex
 import shutil
 import signal
-import socket
 import ssl
 import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from s3spark import processes
 from s3spark.errors import UserError
 from s3spark.paths import cache_dir
 
@@ -64,7 +62,7 @@ def ensure_minio() -> Path:
             f"then run `scripts/local-s3 build` (it builds {MINIO_MODULE}@{MINIO_VERSION} into {target})"
         )
     target.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(target.parent / ".build.lock"):  # another process may be building it right now
+    with processes.locked(target.parent / ".build.lock"):  # another process may be building it right now
         if _is_executable(target):
             return target
         log = target.parent / "build.log"
@@ -78,7 +76,7 @@ def ensure_minio() -> Path:
         if rc != 0 or not _is_executable(tmp_bin / "minio"):
             raise UserError(
                 f"building MinIO with `go install` failed (exit {rc}); see {log} "
-                f"(last line: {_tail(log, 1) or 'empty'})"
+                f"(last line: {processes.tail(log, 1) or 'empty'})"
             )
         os.replace(tmp_bin / "minio", target)
         shutil.rmtree(tmp_bin, ignore_errors=True)
@@ -137,7 +135,7 @@ class LocalS3:
             raise UserError(f"cannot use {exc.filename} as a MinIO directory: {exc.strerror}") from None
         log_file = run_dir / "minio.log"
         certs = make_certs(run_dir / "certs") if tls else None
-        if port is not None and not _port_free(port):
+        if port is not None and not processes.port_free(port):
             raise UserError(f"port {port} on 127.0.0.1 is already in use: pick another with --port, or omit it")
 
         env = {
@@ -149,8 +147,8 @@ class LocalS3:
         }
         attempts = 1 if port is not None else 3  # free ports are picked, then bound by MinIO: may race
         for attempt in range(1, attempts + 1):
-            api_port = port if port is not None else _free_port()
-            console_port = _free_port(exclude={api_port})
+            api_port = port if port is not None else processes.free_port()
+            console_port = processes.free_port(exclude={api_port})
             cmd = [
                 str(binary),
                 "server",
@@ -187,14 +185,14 @@ class LocalS3:
                 ca_cert=certs["ca"] if certs else None,
                 truststore=certs["truststore"] if certs else None,
                 truststore_password=TRUSTSTORE_PASSWORD if certs else None,
-                start_ticks=_start_ticks(proc.pid),
+                start_ticks=processes.start_ticks(proc.pid),
                 _proc=proc,
             )
             if server._wait_ready(proc):
                 break
             code = proc.poll()
             server.stop()
-            tail = _tail(log_file, 12, after=offset)
+            tail = processes.tail(log_file, 12, after=offset)
             if code is not None and attempt < attempts and "already in use" in tail:
                 continue  # lost the race for a port we picked: pick again
             what = f"exited with code {code}" if code is not None else f"was not ready after {READY_TIMEOUT_S:.0f} s"
@@ -252,7 +250,7 @@ class LocalS3:
                 os.kill(self.pid, sig)
             deadline = time.monotonic() + STOP_GRACE_S
             while time.monotonic() < deadline:
-                if not _alive(self.pid):
+                if not processes.alive(self.pid):
                     return
                 time.sleep(0.1)
         raise UserError(f"MinIO (pid {self.pid}) did not stop after SIGKILL")
@@ -384,84 +382,14 @@ def _is_executable(p: Path) -> bool:
     return p.is_file() and os.access(p, os.X_OK)
 
 
-def _port_free(port: int) -> bool:
-    with socket.socket() as s:
-        try:
-            s.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
-
-
-def _free_port(exclude: set[int] | None = None) -> int:
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = int(s.getsockname()[1])
-        if port not in (exclude or set()):
-            return port
-
-
-def _alive(pid: int) -> bool:
-    """True if pid exists and is not a zombie."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    stat = Path(f"/proc/{pid}/stat")
-    with contextlib.suppress(OSError):
-        return stat.read_text().rpartition(")")[2].split()[0] != "Z"
-    return True
-
-
-def _start_ticks(pid: int) -> int | None:
-    """The process start time in clock ticks since boot (Linux), to tell a reused PID apart."""
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _cmdline(pid: int) -> list[str]:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
-    except FileNotFoundError:
-        return []
-    except OSError:  # no /proc (macOS): ask ps
-        res = subprocess.run(["ps", "-o", "command=", "-p", str(pid)], capture_output=True, text=True)
-        return res.stdout.split()
-
-
 def _is_our_minio(pid: int, port: int, start_ticks: int | None) -> bool:
     """True only for a live MinIO server process listening on our address, started when recorded."""
-    if pid <= 1 or not _alive(pid):
+    if pid <= 1 or not processes.alive(pid):
         return False
-    argv = _cmdline(pid)
+    argv = processes.cmdline(pid)
     if not argv or Path(argv[0]).name != "minio" or "server" not in argv or f"127.0.0.1:{port}" not in argv:
         return False
-    return start_ticks is None or _start_ticks(pid) in (None, start_ticks)
-
-
-def _tail(path: Path, n: int, after: int = 0) -> str:
-    """The last n lines of a file, from byte offset `after` on."""
-    try:
-        with path.open("rb") as f:
-            f.seek(after)
-            return "\n".join(f.read().decode(errors="replace").splitlines()[-n:])
-    except OSError:
-        return ""
-
-
-@contextlib.contextmanager
-def _locked(lock_file: Path) -> Iterator[None]:
-    with lock_file.open("a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    return start_ticks is None or processes.start_ticks(pid) in (None, start_ticks)
 
 
 # --------------------------------------------------------------------------- command-line state
@@ -475,15 +403,6 @@ def default_state_dir() -> Path:
 _STATE = "state.json"  # non-secret: endpoint, ports, pid, TLS paths
 _CREDS = "credentials.json"  # mode 0600, kept across restarts so the data stays readable
 _PID = "minio.pid"
-
-
-def _write_private(path: Path, text: str, mode: int = 0o600) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.chmod(tmp, mode)
-    os.replace(tmp, path)
 
 
 def load_running(state_dir: Path) -> LocalS3 | None:
@@ -514,7 +433,7 @@ def cli_start(state_dir: Path, *, tls: bool, port: int | None, bucket: str | Non
     """Start a detached server recorded in state_dir, or return the one already running there."""
     state_dir.mkdir(parents=True, exist_ok=True)
     os.chmod(state_dir, 0o700)
-    with _locked(state_dir / ".lock"):
+    with processes.locked(state_dir / ".lock"):
         running = load_running(state_dir)
         if running:
             print(f"local S3 already running at {running.endpoint} (pid {running.pid})", file=sys.stderr)
@@ -527,7 +446,7 @@ def cli_start(state_dir: Path, *, tls: bool, port: int | None, bucket: str | Non
         if port is None:  # keep the last port when it is free, so that exported env stays valid
             with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
                 last = int(json.loads((state_dir / _STATE).read_text())["port"])
-                port = last if _port_free(last) else None
+                port = last if processes.port_free(last) else None
         server = LocalS3.start(
             state_dir / "data",
             tls=tls,
@@ -539,7 +458,7 @@ def cli_start(state_dir: Path, *, tls: bool, port: int | None, bucket: str | Non
             detach=True,
         )
         try:
-            _write_private(
+            processes.write_private(
                 state_dir / _CREDS,
                 json.dumps({"access_key": server.access_key, "secret_key": server.secret_key}) + "\n",
             )
@@ -548,8 +467,8 @@ def cli_start(state_dir: Path, *, tls: bool, port: int | None, bucket: str | Non
                 for f in fields(server)
                 if f.name not in ("access_key", "secret_key", "pid", "_proc")
             }
-            _write_private(state_dir / _STATE, json.dumps(state, indent=2) + "\n", 0o644)
-            _write_private(state_dir / _PID, f"{server.pid}\n", 0o644)
+            processes.write_private(state_dir / _STATE, json.dumps(state, indent=2) + "\n", 0o644)
+            processes.write_private(state_dir / _PID, f"{server.pid}\n", 0o644)
         except BaseException:  # an unrecorded server could never be stopped by `stop`
             server.stop()
             raise
@@ -563,7 +482,7 @@ def cli_start(state_dir: Path, *, tls: bool, port: int | None, bucket: str | Non
 
 def cli_stop(state_dir: Path) -> bool:
     """Stop the server recorded in state_dir; False if none was running."""
-    with _locked(state_dir / ".lock") if state_dir.is_dir() else contextlib.nullcontext():
+    with processes.locked(state_dir / ".lock") if state_dir.is_dir() else contextlib.nullcontext():
         server = load_running(state_dir)
         if server:
             server.stop()
