@@ -126,3 +126,19 @@ def test_output_required_with_input(run_job, pageviews):
     with pytest.raises(SystemExit) as exit_info:
         run_job("csv_to_parquet", "--input", str(pageviews))
     assert exit_info.value.code == 2
+
+
+@pytest.mark.parametrize("where", ["local", "s3a"])
+def test_partitioned_overwrite_replaces_only_the_partitions_written(spark, run_job, tmp_path, s3, bucket, where):
+    out = str(tmp_path / "out") if where == "local" else f"s3a://{bucket}/out"
+    first = write(tmp_path / "day1" / "pv", "".join(f"{p} {u} {c} {b}\n" for p, u, c, b in ROWS))
+    assert convert(run_job, first, out, "--partition-by", "project").code == 0
+    rerun = write(tmp_path / "day2" / "pv", "en A 7 70\nen Z 9 90\n")
+    result = convert(run_job, rerun, out, "--partition-by", "project", "--mode", "overwrite")
+    assert result.code == 0, result.stderr
+    expected = spark.createDataFrame(
+        [("en", "A", 7, 70), ("en", "Z", 9, 90), ("de", "C", 1, 20), ("fr", "D", 3, 30)], SCHEMA
+    )
+    actual = spark.read.parquet(out).select("project", "url", "count", "bytes")
+    assert_df_equality(actual, expected, ignore_row_order=True, ignore_nullable=True)
+    assert spark.conf.get("spark.sql.sources.commitProtocolClass").endswith("PathOutputCommitProtocol")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from pyspark.errors import AnalysisException, ParseException
@@ -89,6 +91,36 @@ def last_delta_commit(spark: SparkSession, uri: str) -> DeltaCommit:
     return DeltaCommit(version=row["version"], rows=metric("numOutputRows"), bytes=metric("numOutputBytes"))
 
 
+# A partitioned Parquet overwrite replaces only the partitions the run writes (dynamic partition
+# overwrite), so an hourly rerun of one day's input leaves the other days alone. PathOutputCommitProtocol
+# (the S3A committers) refuses dynamic overwrite, so these writes use Spark's classic protocol, which
+# stages the new partitions and swaps them in at job commit (on S3 the swap is a copy: slower, but no
+# partition is touched before the job has succeeded).
+DYNAMIC_OVERWRITE_CONF = {
+    "spark.sql.sources.partitionOverwriteMode": "dynamic",
+    "spark.sql.sources.commitProtocolClass": (
+        "org.apache.spark.sql.execution.datasources.SQLHadoopMapReduceCommitProtocol"
+    ),
+    "spark.sql.parquet.output.committer.class": "org.apache.parquet.hadoop.ParquetOutputCommitter",
+}
+
+
+@contextlib.contextmanager
+def _session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
+    """Apply SQL settings for one write and restore the previous values afterwards."""
+    previous = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
 def write_table(spark: SparkSession, frame: DataFrame, output: OutputSpec) -> None:
     """Write a frame; when the write fails, a target that did not exist before is removed again."""
     writer = frame.write.format(output.format).mode(output.mode)
@@ -101,8 +133,10 @@ def write_table(spark: SparkSession, frame: DataFrame, output: OutputSpec) -> No
     if output.replace_where is not None:
         writer = writer.option("replaceWhere", output.replace_where)
     existed = storage.exists(spark, output.uri)
+    dynamic = output.format == "parquet" and output.mode == "overwrite" and bool(output.partition_by)
     try:
-        writer.save(output.uri)
+        with _session_conf(spark, DYNAMIC_OVERWRITE_CONF) if dynamic else contextlib.nullcontext():
+            writer.save(output.uri)
     except BaseException as error:
         if not existed and storage.exists(spark, output.uri):
             storage.delete(spark, output.uri)
