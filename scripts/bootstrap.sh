@@ -20,7 +20,8 @@ check_java() {
 
 ensure_venv() {
   local extras="${1:-}" python="${S3SPARK_PYTHON:-python3}" stamp="$S3SPARK_VENV/.s3spark-installed" want
-  want="$(sha256sum "$REPO/pyproject.toml" | cut -c1-64)"
+  # The pins and this clone's path: a virtualenv shared between clones is re-pointed at this one.
+  want="$( (cat "$REPO/pyproject.toml"; echo "$REPO") | sha256sum | cut -c1-64)"
   if [[ -x "$S3SPARK_PY" && -f "$stamp" ]]; then
     local have_hash have_extras
     read -r have_hash have_extras < "$stamp" || true
