@@ -23,7 +23,7 @@ from pyspark.sql import functions as F
 from s3spark import processes, storage
 from s3spark.bad_rows import BadRowPolicy, good_rows, malformed_rows
 from s3spark.errors import UserError
-from s3spark.pipeline import ReadRequest, transform
+from s3spark.pipeline import ReadRequest, require_quarantine, transform
 from s3spark.reader import observe_read, read_csv
 from s3spark.schema import parse_schema
 from s3spark.summary import RunSummary
@@ -55,20 +55,10 @@ class CheckpointLock:
         self.uri = f"{checkpoint.rstrip('/')}/{LOCK_NAME}"
         self.break_lock = break_lock
 
-    def _path_and_fs(self):
-        jvm = self.spark.sparkContext._jvm
-        path = jvm.org.apache.hadoop.fs.Path(self.uri)
-        return path, path.getFileSystem(self.spark.sparkContext._jsc.hadoopConfiguration())
-
     def _holder(self) -> dict | None:
-        path, fs = self._path_and_fs()
-        if not fs.exists(path):
+        data = storage.read_text(self.spark, self.uri)
+        if data is None:
             return None
-        stream = fs.open(path)
-        try:
-            data = self.spark.sparkContext._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
-        finally:
-            stream.close()
         try:
             return json.loads(data)
         except json.JSONDecodeError:
@@ -89,18 +79,12 @@ class CheckpointLock:
                     f"another run of this incremental conversion is in progress ({self._describe(holder)}); "
                     f"wait for it, or if it died on another machine, rerun with --break-lock"
                 )
-        path, fs = self._path_and_fs()
         owner = {"host": socket.gethostname(), "pid": os.getpid(), "started": time.strftime("%Y-%m-%dT%H:%M:%SZ")}
-        stream = fs.create(path, True)
-        try:
-            stream.write(json.dumps(owner).encode())
-        finally:
-            stream.close()
+        storage.write_text(self.spark, self.uri, json.dumps(owner))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        path, fs = self._path_and_fs()
-        fs.delete(path, False)
+        storage.delete(self.spark, self.uri)
 
     @staticmethod
     def _describe(holder: dict) -> str:
@@ -136,8 +120,7 @@ def convert_incremental(
         raise UserError("--incremental reads one directory or glob: pass a single --input")
     if output.mode != "append":
         raise UserError("--incremental only appends new files' rows: leave out --mode (or use --mode append)")
-    if request.on_bad_rows is BadRowPolicy.QUARANTINE and not request.quarantine:
-        raise UserError("--on-bad-rows quarantine needs --quarantine URI (where malformed rows go)")
+    require_quarantine(request)
     summary.output = output.uri
     found = storage.expand_inputs(spark, request.inputs)
     summary.inputs, summary.input_files = found.uris, None  # which files are new is the stream's business

@@ -91,14 +91,14 @@ class PreparedInput:
             )
 
 
-def _require_quarantine(request: ReadRequest) -> None:
+def require_quarantine(request: ReadRequest) -> None:
     if request.on_bad_rows is BadRowPolicy.QUARANTINE and not request.quarantine:
         raise UserError("--on-bad-rows quarantine needs --quarantine URI (where malformed rows go)")
 
 
 def convert(spark: SparkSession, request: ReadRequest, output: OutputSpec, summary: RunSummary) -> None:
     """CSV → a table format (Parquet or Delta), counting every row read as written, filtered, dropped or quarantined."""
-    _require_quarantine(request)
+    require_quarantine(request)
     summary.output = output.uri
     check_can_write(spark, output)
     if request.on_bad_rows is BadRowPolicy.QUARANTINE:
@@ -132,7 +132,7 @@ def convert(spark: SparkSession, request: ReadRequest, output: OutputSpec, summa
 
 def filter_count(spark: SparkSession, request: ReadRequest, summary: RunSummary) -> None:
     """Load CSV, apply the filter, count the matching rows: the classic pandas-vs-Spark experiment."""
-    _require_quarantine(request)
+    require_quarantine(request)
     if request.on_bad_rows is BadRowPolicy.QUARANTINE:
         check_can_write(spark, OutputSpec(uri=request.quarantine, format="json", mode="error"))
     prepared = PreparedInput(spark, request, summary)

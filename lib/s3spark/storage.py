@@ -57,6 +57,28 @@ def delete(spark: SparkSession, uri: str) -> None:
     fs.delete(path, True)
 
 
+def read_text(spark: SparkSession, uri: str) -> str | None:
+    """A small file's text (UTF-8), or None when it does not exist."""
+    path, fs = _path_and_fs(spark, uri)
+    if not fs.exists(path):
+        return None
+    stream = fs.open(path)
+    try:
+        return spark.sparkContext._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8")
+    finally:
+        stream.close()
+
+
+def write_text(spark: SparkSession, uri: str, text: str) -> None:
+    """Write (or replace) a small file with UTF-8 text."""
+    path, fs = _path_and_fs(spark, uri)
+    stream = fs.create(path, True)
+    try:
+        stream.write(text.encode("utf-8"))
+    finally:
+        stream.close()
+
+
 def data_bytes(spark: SparkSession, uri: str) -> int:
     """Total size of the data files under a path (recursively), ignoring _SUCCESS, _delta_log and hidden files."""
     path, fs = _path_and_fs(spark, uri)
