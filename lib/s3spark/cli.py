@@ -4,7 +4,6 @@ error lines and run summary."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -12,7 +11,7 @@ from collections.abc import Callable
 from pyspark.sql import SparkSession
 
 from s3spark.bad_rows import BadRowPolicy
-from s3spark.errors import UserError, java_message, translate
+from s3spark.errors import UserError, java_message, scrub, translate
 from s3spark.paths import REPO_ROOT
 from s3spark.pipeline import ReadRequest
 from s3spark.reader import CsvFormat
@@ -20,7 +19,6 @@ from s3spark.session import PROFILE_KEY, session, set_verbose
 from s3spark.summary import RunSummary
 from s3spark.writer import COMPRESSIONS, FORMATS, MODES
 
-SECRET_VARIABLES = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "MINIO_ROOT_PASSWORD")
 SAMPLE_INPUT = str(REPO_ROOT / "data" / "pageviews" / "*.gz")
 DELIMITER_NAMES = {"tab": "\t", "\\t": "\t", "space": " ", "comma": ",", "pipe": "|", "semicolon": ";"}
 
@@ -161,15 +159,6 @@ def read_request(args: argparse.Namespace) -> ReadRequest:
         on_bad_rows=BadRowPolicy(args.on_bad_rows),
         quarantine=args.quarantine,
     )
-
-
-def scrub(text: str) -> str:
-    """Remove secret values taken from the environment from a message."""
-    for name in SECRET_VARIABLES:
-        value = os.environ.get(name)
-        if value and len(value) >= 4:
-            text = text.replace(value, "********")
-    return text
 
 
 def run_job(name: str, args: argparse.Namespace, body: Callable[[SparkSession, RunSummary], None]) -> int:

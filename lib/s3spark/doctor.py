@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from s3spark.errors import UserError, java_message
+from s3spark.errors import UserError, java_message, scrub
 
 OK, FAIL, SKIP = "✓", "✗", "-"
 SUPPORTED_JAVA = (8, 11, 17)
@@ -139,15 +139,6 @@ class State:
 def mask(key_id: str) -> str:
     """An access key id safe to print: its first 4 characters and ***."""
     return (key_id[:4] if len(key_id) > 8 else "") + "***"
-
-
-def scrub(text: str) -> str:
-    """Remove the secret values of the environment from text (belt and braces: no check prints them)."""
-    for name in ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "S3_TRUSTSTORE_PASSWORD"):
-        value = os.environ.get(name, "")
-        if len(value) >= 6:
-            text = text.replace(value, "********")
-    return text
 
 
 def find_java() -> str | None:

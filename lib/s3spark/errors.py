@@ -10,10 +10,23 @@ secrets in it cannot leak through.
 
 from __future__ import annotations
 
+import os
 import re
 import string
 
+# Environment variables whose values are secrets: never printed, whatever message carries them.
+SECRET_VARIABLES = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "MINIO_ROOT_PASSWORD", "S3_TRUSTSTORE_PASSWORD")
+
 CHAIN_LIMIT = 30  # Java cause chains are short; this only guards against cycles
+
+
+def scrub(text: str) -> str:
+    """Remove secret values taken from the environment from text."""
+    for name in SECRET_VARIABLES:
+        value = os.environ.get(name)
+        if value and len(value) >= 4:
+            text = text.replace(value, "********")
+    return text
 
 
 class UserError(Exception):
