@@ -1,5 +1,6 @@
 # Sourced by spark-submit.sh and test.sh: set up what is missing, once, and nothing when all is in place.
-#   ensure_venv [dev]   a virtualenv ($S3SPARK_VENV, default REPO/.venv) with the pinned packages, editable
+#   ensure_venv [EXTRAS]  a virtualenv ($S3SPARK_VENV, default REPO/.venv) with the pinned packages, editable;
+#                       EXTRAS is a comma list (dev, bench, dev,bench), added to those already installed
 #   ensure_jars         the pinned jars in the cache ($S3SPARK_CACHE/jars), checksums verified
 # shellcheck shell=bash
 
@@ -18,14 +19,31 @@ check_java() {
   esac
 }
 
+# A comma list of extras as a sorted set without blanks: "bench,,dev" -> "bench,dev".
+extras_set() {
+  printf '%s\n' "$1" | tr ',' '\n' | sed 's/[[:space:]]//g; /^$/d' | sort -u | paste -s -d , -
+}
+
+# True when every extra of the comma set $1 is in the comma set $2.
+extras_within() {
+  local extra
+  for extra in ${1//,/ }; do
+    [[ ",$2," == *",$extra,"* ]] || return 1
+  done
+}
+
 ensure_venv() {
-  local extras="${1:-}" python="${S3SPARK_PYTHON:-python3}" stamp="$S3SPARK_VENV/.s3spark-installed" want
+  local extras python="${S3SPARK_PYTHON:-python3}" stamp="$S3SPARK_VENV/.s3spark-installed" want
+  local have_hash="" have_extras=""
+  extras="$(extras_set "${1:-}")"
   # The pins and this clone's path: a virtualenv shared between clones is re-pointed at this one.
   want="$( (cat "$REPO/pyproject.toml"; echo "$REPO") | sha256sum | cut -c1-64)"
   if [[ -x "$S3SPARK_PY" && -f "$stamp" ]]; then
-    local have_hash have_extras
     read -r have_hash have_extras < "$stamp" || true
-    if [[ "$have_hash" == "$want" && ( -z "$extras" || "$have_extras" == "$extras" ) ]]; then
+    have_extras="$(extras_set "$have_extras")"
+    # Satisfied when every wanted extra is installed: `./test.sh` (dev) and a benchmark (bench) take turns
+    # without reinstalling.
+    if [[ "$have_hash" == "$want" ]] && extras_within "$extras" "$have_extras"; then
       return 0
     fi
   fi
@@ -36,12 +54,12 @@ ensure_venv() {
   if [[ ! -x "$S3SPARK_PY" ]]; then
     "$python" -m venv "$S3SPARK_VENV" || die "could not create a virtualenv: install python3-venv"
   fi
+  # Keep what is installed: the union of the wanted extras and those of the last install.
+  extras="$(extras_set "$extras,$have_extras")"
   local spec="$REPO"
-  [[ -n "$extras" ]] && spec="$REPO[$extras]"
+  [[ -n "$extras" ]] && spec="${REPO}[$extras]"
   "$S3SPARK_PY" -m pip install --quiet --disable-pip-version-check -e "$spec" >&2 \
     || die "pip install failed (see above); rerun when the package index is reachable"
-  # A dev install also satisfies a plain one; keep the wider extras.
-  [[ -z "$extras" && -f "$stamp" ]] && read -r _ extras < "$stamp" || true
   echo "$want ${extras}" > "$stamp"
 }
 
