@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-VENV_PYTHON = REPO_ROOT / ".venv" / "bin" / "python"
 SCHEMA_DDL = "project STRING, url STRING, count INT, bytes BIGINT"
 COLUMNS = ("project", "url", "count", "bytes")
 DEFAULT_BUCKET = "s3spark"
@@ -39,10 +39,8 @@ def size_label(text: str) -> str:
 
 
 def python() -> str:
-    """The interpreter units run with: the project's virtualenv, else this one."""
-    import sys
-
-    return str(VENV_PYTHON) if VENV_PYTHON.exists() else sys.executable
+    """The interpreter units run with: this one (run the harness with the project's virtualenv)."""
+    return sys.executable
 
 
 def data_dir() -> Path:

@@ -158,7 +158,8 @@ def failures(raw: dict, rows: list[dict]) -> list[str]:
         for error in row["errors"]:
             lines.append(f"- {row['workload']} {row['tool']} {row['source']} {row['size']}: {error}")
     for item in raw.get("skipped", []):
-        lines.append(f"- skipped {item['workload']} {item['tool']}: {item['reason']}")
+        where = " ".join(filter(None, (item.get("source"), item.get("size"))))
+        lines.append(f"- skipped {item['workload']} {item['tool']}{' ' + where if where else ''}: {item['reason']}")
     return (["Failures and skips:", "", *lines, ""]) if lines else []
 
 

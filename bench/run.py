@@ -109,20 +109,28 @@ def plan(args: argparse.Namespace, installed: set[str]) -> tuple[list[Planned], 
     for spec in SPECS:
         if spec.workload not in workloads or (tools and spec.tool not in tools):
             continue
-        missing = [module for module in spec.needs if module not in installed]
-        if missing:
-            reason = f"{', '.join(missing)} not installed (pip install -e '.[bench]')"
-            skipped.append({"workload": spec.workload, "tool": spec.tool, "reason": reason})
-            continue
-        for size in sizes:
-            for source in spec.sources:
-                if spec.workload == "W1" and source not in sources:
-                    continue
+        for source in spec.sources:
+            if spec.workload == "W1" and source not in sources:
+                continue
+            missing = [module for module in spec.needs_for(source) if module not in installed]
+            if missing:
+                reason = f"{', '.join(missing)} not installed (pip install -e '.[bench]')"
+                skipped.append({"workload": spec.workload, "tool": spec.tool, "source": source, "reason": reason})
+                continue
+            for size in sizes:
                 scaling = size != sizes[0] and not args.peers_at_all_sizes
                 if scaling and (spec.workload, spec.tool, source) not in SCALING_UNITS:
                     continue
                 units.append(Planned(spec, source, size))
-    units.sort(key=lambda u: (u.spec.workload, parse_size(u.size)))  # stable: catalogue order within
+    order = {(spec.workload, spec.tool): index for index, spec in enumerate(SPECS)}
+    units.sort(
+        key=lambda u: (
+            u.spec.workload,
+            parse_size(u.size),
+            order[u.spec.workload, u.spec.tool],
+            u.spec.sources.index(u.source),
+        )
+    )
     return units, skipped
 
 
@@ -273,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     installed = importable({module for spec in SPECS for module in spec.needs})
     units, skipped = plan(args, installed)
     for item in skipped:
-        progress(f"skipped {item['workload']} {item['tool']}: {item['reason']}")
+        progress(f"skipped {item['workload']} {item['tool']} {item.get('source', '')}: {item['reason']}")
     if not units:
         raise SystemExit("error: nothing to run (check --workloads, --tools and --sources)")
     needs_s3 = any(u.source == "s3" for u in units)
@@ -310,6 +318,8 @@ def main(argv: list[str] | None = None) -> int:
             record = run_unit(unit, rep, contexts[unit.size], datasets[unit.size], campaign, args)
             runs.append(record)
             progress(describe_run(record, len(runs), total))
+    if any(u.spec.workload == "W2" for u in units):
+        s3ops.delete_prefix(store, f"s3://{args.bucket}/bench/out/{campaign}/")  # anything a run left behind
     problems = check_agreement(runs)
     raw = {
         "campaign": {

@@ -36,11 +36,16 @@ class Spec:
     kind: str = ""  # rows_matched, rows_written, bytes, rows
     note: str = ""
 
+    def needs_for(self, source: str) -> tuple[str, ...]:
+        """The modules a run on this source needs (s3fs and httpfs only for S3)."""
+        return tuple(m for m in self.needs if source == "s3" or m not in S3_ONLY_MODULES)
+
     @property
     def answer_kind(self) -> str:
         return self.kind or KINDS[self.workload]
 
 
+S3_ONLY_MODULES = {"s3fs", "duckdb_extension_httpfs"}
 BOTH = ("s3", "local")
 S3 = ("s3",)
 SPECS: tuple[Spec, ...] = (

@@ -39,6 +39,7 @@ def w2(src: Source, out: Source) -> int | None:
         file_options=options,
         filesystem=_filesystem(out),
         existing_data_behavior="overwrite_or_ignore",
+        create_dir=not out.is_s3,  # no directory marker objects on S3
     )
     return None
 
