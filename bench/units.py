@@ -91,6 +91,7 @@ class Context:
     presigned_url: str = ""
     parquet_uri: str = ""  # s3://bucket/prefix: W4's input
     parquet_bytes: int = 0
+    driver_memory: str = ""  # W4's hand-off: the driver holds the whole table
     base_env: dict[str, str] = field(default_factory=dict)
 
 
@@ -152,6 +153,8 @@ def command(spec: Spec, source: str, ctx: Context, output: str = "") -> Command:
     if spec.tool in ("pandas-on-spark", "handoff-arrow", "handoff-noarrow"):
         env.update({"S3SPARK_PROFILE": ctx.profile, "S3SPARK_MASTER": "local[2]"})
         env.update({"S3SPARK_TO_PANDAS_MAX_ROWS": "0", "S3SPARK_TO_PANDAS_MAX_BYTES": "0"})
+        if spec.workload == "W4" and ctx.driver_memory:
+            env["BENCH_DRIVER_MEMORY"] = ctx.driver_memory
     return Command(argv, env)
 
 
