@@ -20,6 +20,7 @@ from s3spark.summary import RunSummary
 from s3spark.writer import COMPRESSIONS, FORMATS, MODES
 
 SAMPLE_INPUT = str(REPO_ROOT / "data" / "pageviews" / "*.gz")
+PARSERS = ("auto", "csv", "split")
 DELIMITER_NAMES = {"tab": "\t", "\\t": "\t", "space": " ", "comma": ",", "pipe": "|", "semicolon": ";"}
 
 
@@ -56,6 +57,14 @@ def delimiter(value: str) -> str:
     return value
 
 
+def quote_char(value: str) -> str:
+    if value.lower() == "none":
+        return ""
+    if len(value) != 1:
+        raise argparse.ArgumentTypeError("expected one character, or none")
+    return value
+
+
 def add_input_options(parser: argparse.ArgumentParser) -> None:
     """--input, --schema, the CSV format, --filter, --select and the bad-row options."""
     group = parser.add_argument_group("input")
@@ -75,6 +84,22 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--header", action=argparse.BooleanOptionalAction, help="first line is a header (default: yes)")
     group.add_argument("--multiline", action="store_true", help="quoted fields may contain line breaks")
     group.add_argument("--encoding", default="UTF-8", help="input character set (default: UTF-8)")
+    group.add_argument(
+        "--quote",
+        type=quote_char,
+        default='"',
+        metavar="CHAR|none",
+        help='quote character (default: "); none: quotes are ordinary characters',
+    )
+    group.add_argument(
+        "--parser",
+        choices=PARSERS,
+        default="auto",
+        help="auto (default): lines without quotes are split() on the delimiter, much cheaper than the CSV "
+        "parser, with identical results, when the input has no header, no --multiline, is UTF-8 and has only "
+        "string, integer, floating point and boolean columns; csv: always Spark's CSV parser; "
+        "split: require the fast path (error if the input does not qualify)",
+    )
     group.add_argument("--filter", metavar="SQL", help='keep rows matching a SQL condition, e.g. "count > 1"')
     group.add_argument("--select", metavar="EXPRS", help="output columns: names or SQL expressions, comma separated")
     group.add_argument(
@@ -153,6 +178,10 @@ def read_request(args: argparse.Namespace) -> ReadRequest:
             header=True if args.header is None else args.header,
             multiline=args.multiline,
             encoding=args.encoding,
+            quote=args.quote,
+            # Both quoting off and the quote doubled are spelled with the quote character.
+            escape=args.quote or '"',
+            parser=args.parser,
         ),
         filter=args.filter,
         select=split_top_level(args.select or ""),

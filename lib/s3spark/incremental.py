@@ -24,7 +24,7 @@ from s3spark import processes, storage
 from s3spark.bad_rows import BadRowPolicy, good_rows, malformed_rows
 from s3spark.errors import UserError
 from s3spark.pipeline import ReadRequest, require_quarantine, transform
-from s3spark.reader import observe_read, read_csv
+from s3spark.reader import observe_read, parser_for, read_csv
 from s3spark.schema import parse_schema
 from s3spark.summary import RunSummary
 from s3spark.writer import OutputSpec
@@ -125,6 +125,7 @@ def convert_incremental(
     found = storage.expand_inputs(spark, request.inputs)
     summary.inputs, summary.input_files = found.uris, None  # which files are new is the stream's business
     schema = parse_schema(spark, request.schema)
+    summary.parser = parser_for(schema, request.csv)
     # Observed metrics of every batch must stay in recentProgress until the run ends.
     spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", "100000")
     checkpoint = spec.checkpoint.rstrip("/")

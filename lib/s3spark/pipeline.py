@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 from s3spark import storage
 from s3spark.bad_rows import BadRowPolicy, good_rows, malformed_rows
 from s3spark.errors import UserError, java_message
-from s3spark.reader import CsvFormat, infer_schema, observe_read, read_csv
+from s3spark.reader import CsvFormat, infer_schema, observe_read, parser_for, read_csv
 from s3spark.schema import parse_schema
 from s3spark.summary import RunSummary
 from s3spark.writer import OutputSpec, check_can_write, last_delta_commit, write_table
@@ -60,6 +60,7 @@ class PreparedInput:
         schema = (
             parse_schema(spark, request.schema) if request.schema else infer_schema(spark, request.inputs, request.csv)
         )
+        summary.parser = parser_for(schema, request.csv)
         self.parsed = read_csv(spark, request.inputs, schema, request.csv)
         self.read_stats = Observation("read")
         self.kept_stats = Observation("kept")

@@ -16,12 +16,14 @@ from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 
+from s3spark import line_split
 from s3spark.errors import UserError
 from s3spark.schema import to_ddl
 
 CORRUPT_COLUMN = "_corrupt_record"
 SOURCE_COLUMN = "_source_file"
 HELPER_COLUMNS = (CORRUPT_COLUMN, SOURCE_COLUMN)
+SPLIT_PARSER, CSV_PARSER = "split", "csv"
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,9 @@ class CsvFormat:
     quote: str = '"'
     # RFC 4180: a quote inside a quoted field is doubled ("say ""hi""").
     escape: str = '"'
+    # auto: lines without quotes take the split() fast path when it gives the CSV parser's results
+    # (lib/s3spark/line_split.py); csv: always the CSV parser; split: the fast path or an error.
+    parser: str = "auto"
 
     def options(self) -> dict[str, str]:
         return {
@@ -80,13 +85,29 @@ def read_csv(
     spark.conf.set("spark.sql.csv.parser.columnPruning.enabled", "false")
     with_corrupt = StructType([*schema.fields, StructField(CORRUPT_COLUMN, StringType(), True)])
     reader = spark.readStream if stream else spark.read
-    reader = reader.schema(with_corrupt).options(
-        **fmt.options(), mode="PERMISSIVE", columnNameOfCorruptRecord=CORRUPT_COLUMN
-    )
     if max_files_per_batch:
         reader = reader.option("maxFilesPerTrigger", max_files_per_batch)
-    frame = reader.csv(paths[0] if stream else paths)
+    source = paths[0] if stream else paths
+    if parser_for(schema, fmt) == SPLIT_PARSER:
+        lines = reader.text(source)
+        frame = line_split.parse_lines(lines, schema, CORRUPT_COLUMN, fmt.delimiter, fmt.quote, fmt.options())
+    else:
+        frame = reader.schema(with_corrupt).options(
+            **fmt.options(), mode="PERMISSIVE", columnNameOfCorruptRecord=CORRUPT_COLUMN
+        ).csv(source)
     return frame.withColumn(SOURCE_COLUMN, F.input_file_name())
+
+
+def parser_for(schema: StructType, fmt: CsvFormat) -> str:
+    """Which parser reads this input: the split() fast path when it gives the CSV reader's results, else CSV."""
+    if fmt.parser == CSV_PARSER:
+        return CSV_PARSER
+    reason = line_split.unsupported_reason(schema, multiline=fmt.multiline, header=fmt.header, encoding=fmt.encoding)
+    if reason is None:
+        return SPLIT_PARSER
+    if fmt.parser == SPLIT_PARSER:
+        raise UserError(f"--parser split cannot read this input: {reason}; use --parser auto")
+    return CSV_PARSER
 
 
 def is_malformed() -> F.Column:

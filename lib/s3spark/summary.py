@@ -33,6 +33,8 @@ class RunSummary:
     bytes_written: int = 0
     quarantine: str | None = None
     batches: int | None = None
+    # How the CSV was parsed: "split" (the fast path for unquoted lines) or "csv" (Spark's CSV parser).
+    parser: str | None = None
     # Delta outputs only (left out of the JSON otherwise): the table version this run committed.
     table_version: int | None = None
     note: str | None = None
