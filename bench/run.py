@@ -14,7 +14,7 @@ project's job with the same minimal s3a settings (no profile: FileOutputCommitte
 
 Method: every run is a fresh process; wall time covers the whole process (interpreter and JVM start-up
 included); peak RSS is the largest sum over the process tree (the JVM is a child), polled every 50 ms.
-Before measuring, the local file is read once and the S3 object fetched once (untimed). Repetitions are
+Before measuring, the local file, Spark's jars and the S3 object are read once (untimed). Repetitions are
 interleaved round-robin (rep 1 of every unit, then rep 2, ...). Every answer is checked against the
 generator's counts (rows with count 1, rows, bytes); W2's rows are read back from the Parquet footers,
 outside the timed process, and each W2 output is deleted after its run. A failing unit is recorded with its
@@ -150,6 +150,13 @@ def spark_jars() -> list[str]:
 
     names = ("hadoop-aws-", "aws-java-sdk-bundle-")
     return [str(path) for path in ensure_jars(fetch_missing=True) if path.name.startswith(names)]
+
+
+def warm_jars() -> int:
+    """Read Spark's jars and the pinned ones once, so the first Spark run does not pay for a cold disk."""
+    from s3spark.jars import jars_cache, pyspark_jars_dir
+
+    return sum(s3ops.warm_file(jar) for folder in (pyspark_jars_dir(), jars_cache()) for jar in folder.glob("*.jar"))
 
 
 def error_line(text: str, scrub) -> str:
@@ -317,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
         progress(f"warming up {size}: local file {s3ops.warm_file(dataset.path):,} bytes")
         if uri:
             progress(f"warming up {size}: {uri} {s3ops.warm_object(store, uri):,} bytes")
+    if any(u.spec.uses_spark for u in units):
+        progress(f"warming up Spark's jars: {warm_jars():,} bytes")
     runs: list[dict] = []
     total = len(units) * args.repeats
     for rep in range(1, args.repeats + 1):

@@ -41,11 +41,16 @@ class Spec:
         return tuple(m for m in self.needs if source == "s3" or m not in S3_ONLY_MODULES)
 
     @property
+    def uses_spark(self) -> bool:
+        return self.runner in ("job", "submit") or self.tool in IN_PROCESS_SPARK
+
+    @property
     def answer_kind(self) -> str:
         return self.kind or KINDS[self.workload]
 
 
 S3_ONLY_MODULES = {"s3fs", "duckdb_extension_httpfs"}
+IN_PROCESS_SPARK = {"spark-classic", "pandas-on-spark", "handoff-arrow", "handoff-noarrow"}
 BOTH = ("s3", "local")
 S3 = ("s3",)
 SPECS: tuple[Spec, ...] = (
