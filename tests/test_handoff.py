@@ -155,6 +155,9 @@ def test_csv_hand_off_bad_rows(spark, tmp_path):
     schema, fmt = "project STRING, url STRING, count INT", CsvFormat(header=False)
     dropped = handoff.read_table(str(src), "csv", schema=schema, csv=fmt, on_bad_rows="drop")
     assert list(handoff.to_pandas(dropped)["url"]) == ["A"]
+    failing = handoff.read_table(str(src), "csv", schema=schema, csv=fmt)
+    with pytest.raises(Exception, match="de,B,notanumber"):  # the default: a malformed row fails, named
+        handoff.to_pandas(failing)
     with pytest.raises(UserError, match="needs schema="):
         handoff.read_table(str(src), "csv")
 

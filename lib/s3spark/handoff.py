@@ -42,8 +42,9 @@ from pyspark.pandas.utils import PandasAPIOnSparkAdviceWarning  # noqa: E402
 from pyspark.sql import DataFrame, SparkSession  # noqa: E402
 
 from s3spark import storage  # noqa: E402
+from s3spark.bad_rows import BadRowPolicy, good_rows  # noqa: E402
 from s3spark.errors import UserError  # noqa: E402
-from s3spark.reader import CsvFormat  # noqa: E402
+from s3spark.reader import CsvFormat, read_csv  # noqa: E402
 from s3spark.schema import parse_schema  # noqa: E402
 from s3spark.session import session  # noqa: E402
 
@@ -135,13 +136,14 @@ def read_table(
 
 
 def _read_csv(spark: SparkSession, uris: list[str], schema: str | None, fmt: CsvFormat, on_bad_rows: str) -> DataFrame:
+    """The jobs' reader: the split() fast path where it applies, and the same malformed-row handling."""
     if not schema:
         raise UserError("reading CSV needs schema= (Spark DDL such as 'project STRING, count INT', or @name)")
-    modes = {"fail": "FAILFAST", "drop": "DROPMALFORMED"}
-    if on_bad_rows not in modes:
-        raise UserError(f"on_bad_rows must be one of: {', '.join(modes)} (got {on_bad_rows!r})")
+    policies = {"fail": BadRowPolicy.FAIL, "drop": BadRowPolicy.DROP}
+    if on_bad_rows not in policies:
+        raise UserError(f"on_bad_rows must be one of: {', '.join(policies)} (got {on_bad_rows!r})")
     storage.expand_inputs(spark, uris)  # a missing input is one clear line, not a Java trace
-    return spark.read.schema(parse_schema(spark, schema)).options(**fmt.options(), mode=modes[on_bad_rows]).csv(uris)
+    return good_rows(read_csv(spark, uris, parse_schema(spark, schema), fmt), policies[on_bad_rows])
 
 
 def is_delta_table(spark: SparkSession, uri: str) -> bool:
