@@ -19,9 +19,10 @@ POLL_S = 0.05
 class Measurement:
     seconds: float
     peak_rss: int  # bytes: the largest sum of RSS over the process and all its descendants seen at one poll
-    exit_code: int | None  # None: killed at the time limit
+    exit_code: int | None  # None: killed (see killed)
     stdout: str
     stderr: str
+    killed: str | None = None  # why the harness killed it
 
 
 def tree_rss(proc: psutil.Process) -> int:
@@ -40,11 +41,14 @@ def tree_rss(proc: psutil.Process) -> int:
     return total
 
 
-def measure(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 3600.0) -> Measurement:
+def measure(
+    argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 3600.0, max_rss: int | None = None
+) -> Measurement:
     """Start ``argv`` in its own session, poll the tree's RSS every ``POLL_S`` until it exits.
 
     Wall time covers the whole process, interpreter and JVM start-up included. Output goes to temporary
-    files (no pipe to fill up). At ``timeout`` seconds the whole process group is killed.
+    files (no pipe to fill up). The whole process group is killed at ``timeout`` seconds, or when the tree's
+    RSS passes ``max_rss`` bytes (before the kernel's OOM killer picks a victim, which may be the S3 server).
     """
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
@@ -52,23 +56,28 @@ def measure(argv: list[str], env: dict[str, str], cwd: Path, timeout: float = 36
         proc = psutil.Process(child.pid)
         peak = 0
         exit_code: int | None = None
+        killed: str | None = None
         while True:
             peak = max(peak, tree_rss(proc))
+            if max_rss and peak > max_rss:
+                killed = f"killed: the process tree's RSS passed {max_rss / 1024**3:.1f} GiB (--max-rss)"
+            elif time.perf_counter() - start > timeout:
+                killed = f"killed after {timeout:.0f} s (--timeout)"
+            if killed:
+                _kill_group(child.pid)
+                child.wait()
+                break
             try:
                 exit_code = child.wait(timeout=POLL_S)
                 break
             except subprocess.TimeoutExpired:
-                if time.perf_counter() - start > timeout:
-                    _kill_group(child.pid)
-                    child.wait()
-                    break
+                pass
         seconds = time.perf_counter() - start
         _kill_group(child.pid)  # anything the unit left behind (a stray JVM) is not the next unit's problem
         out.seek(0)
         err.seek(0)
-        return Measurement(
-            seconds, peak, exit_code, out.read().decode(errors="replace"), err.read().decode(errors="replace")
-        )
+        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+        return Measurement(seconds, peak, exit_code, stdout, stderr, killed)
 
 
 def _kill_group(pid: int) -> None:

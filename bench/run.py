@@ -85,6 +85,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="W4 hand-off only: spark.driver.memory, with no maxResultSize limit (the whole table is collected; 6g)",
     )
     parser.add_argument("--timeout", type=float, default=3600, help="seconds before a run is killed (3600)")
+    parser.add_argument(
+        "--max-rss",
+        default="85%",
+        help="kill a run whose process tree's RSS passes this: 20g, or a share of the memory (default 85%%)",
+    )
+    parser.add_argument("--exclude", help="comma list of tools to leave out")
     parser.add_argument("--out-dir", type=Path, default=REPO_ROOT / "bench" / "results", help="results folder")
     parser.add_argument("--data-dir", type=Path, help="generated CSV files (default $S3SPARK_CACHE/bench)")
     parser.add_argument("--list", action="store_true", help="list workloads and tools, and exit")
@@ -102,9 +108,11 @@ def plan(args: argparse.Namespace, installed: set[str]) -> tuple[list[Planned], 
     if unknown:
         raise SystemExit(f"error: unknown workload {unknown[0]}; choose from {', '.join(WORKLOADS)}")
     tools = split(args.tools) if args.tools else None
+    excluded = set(split(args.exclude or ""))
     known = {spec.tool for spec in SPECS}
-    if tools and set(tools) - known:
-        raise SystemExit(f"error: unknown tool {sorted(set(tools) - known)[0]}; choose from {', '.join(sorted(known))}")
+    unknown_tools = sorted((set(tools or []) | excluded) - known)
+    if unknown_tools:
+        raise SystemExit(f"error: unknown tool {unknown_tools[0]}; choose from {', '.join(sorted(known))}")
     sources = split(args.sources)
     if set(sources) - {"s3", "local"}:
         raise SystemExit("error: --sources takes s3, local")
@@ -112,7 +120,7 @@ def plan(args: argparse.Namespace, installed: set[str]) -> tuple[list[Planned], 
     units: list[Planned] = []
     skipped: list[dict] = []
     for spec in SPECS:
-        if spec.workload not in workloads or (tools and spec.tool not in tools):
+        if spec.workload not in workloads or (tools and spec.tool not in tools) or spec.tool in excluded:
             continue
         for source in spec.sources:
             if spec.workload == "W1" and source not in sources:
@@ -137,6 +145,16 @@ def plan(args: argparse.Namespace, installed: set[str]) -> tuple[list[Planned], 
         )
     )
     return units, skipped
+
+
+def max_rss_bytes(text: str) -> int | None:
+    """--max-rss: '85%' of the memory, '20g', or '0' for no limit."""
+    import psutil
+
+    text = str(text).strip()
+    if text.endswith("%"):
+        return int(psutil.virtual_memory().total * float(text[:-1]) / 100) or None
+    return parse_size(text) or None
 
 
 def base_env() -> dict[str, str]:
@@ -210,12 +228,12 @@ def run_unit(unit: Planned, rep: int, ctx: Context, dataset: Dataset, campaign: 
         "input_bytes": ctx.parquet_bytes if spec.workload == "W4" else dataset.bytes,
     }
     cmd = command(spec, unit.source, ctx, output)
-    result = measure(cmd.argv, cmd.env, cmd.cwd, args.timeout)
+    result = measure(cmd.argv, cmd.env, cmd.cwd, args.timeout, max_rss_bytes(args.max_rss))
     record.update(seconds=round(result.seconds, 3), peak_rss=result.peak_rss, exit_code=result.exit_code)
     record.update(status="failed", result=None, error=None)
     try:
-        if result.exit_code is None:
-            raise RuntimeError(f"killed after {args.timeout:.0f} s")
+        if result.killed:
+            raise RuntimeError(result.killed)
         if result.exit_code != 0:
             raise RuntimeError(error_line(result.stderr, scrub) or f"exit code {result.exit_code}")
         reported = parse_answer(spec, result.stdout)

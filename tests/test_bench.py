@@ -152,13 +152,28 @@ def test_a_failing_unit_is_recorded_with_its_error_and_the_campaign_goes_on(tmp_
 
     dataset = ensure_local("1m", directory=tmp_path)
     ctx = Context(tmp_path / "missing.csv", "", "minio", None)
-    args = argparse.Namespace(timeout=120, bucket="unused")
+    args = argparse.Namespace(timeout=120, bucket="unused", max_rss="85%")
     record = run_unit(Planned(find("W1", "pandas"), "local", "1m"), 1, ctx, dataset, "t", args)
     assert record["status"] == "failed"
     assert "missing.csv" in record["error"] or "No such file" in record["error"]
     good = Context(dataset.path, "", "minio", None)
     ok = run_unit(Planned(find("W3", "awk"), "local", "1m"), 1, good, dataset, "t", args)
     assert ok["status"] == "ok" and ok["result"] == dataset.rows_count_1
+
+
+def test_measure_takes_the_whole_tree_and_kills_it_at_the_limits(tmp_path):
+    from bench.measure import measure
+
+    # a child that holds ~200 MiB, started by the measured process: the tree's RSS counts it
+    holder = "import time; b = bytearray(200 * 1024**2); b[::4096] = b'x' * len(b[::4096]); time.sleep(1)"
+    code = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {holder!r}]); print('done')"
+    whole = measure([sys.executable, "-c", code], dict(os.environ), tmp_path)
+    assert whole.exit_code == 0 and whole.stdout.strip() == "done" and whole.killed is None
+    assert whole.peak_rss > 200 * 1024**2 and whole.seconds >= 1
+    capped = measure([sys.executable, "-c", code], dict(os.environ), tmp_path, max_rss=100 * 1024**2)
+    assert capped.exit_code is None and "--max-rss" in capped.killed and "done" not in capped.stdout
+    slow = measure(["sleep", "30"], dict(os.environ), tmp_path, timeout=0.5)
+    assert slow.exit_code is None and "--timeout" in slow.killed and slow.seconds < 10
 
 
 def test_the_harness_explains_itself_and_refuses_unknown_names():
@@ -169,6 +184,8 @@ def test_the_harness_explains_itself_and_refuses_unknown_names():
     assert "spark-classic" in listing.stdout and "handoff-noarrow" in listing.stdout
     bad = run_bench("--tools", "pandsa", "--sizes", "1m")
     assert bad.returncode != 0 and "unknown tool pandsa" in bad.stderr
+    bad = run_bench("--exclude", "awc", "--sizes", "1m")
+    assert bad.returncode != 0 and "unknown tool awc" in bad.stderr
 
 
 def test_against_s3_the_input_is_uploaded_once_and_w2_outputs_are_read_back_and_removed(s3_server, bucket, tmp_path):
