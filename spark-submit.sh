@@ -102,7 +102,7 @@ if [[ ! -f "$job" && -f "$REPO/$job" ]]; then job="$REPO/$job"; fi
 
 properties="$(mktemp "${TMPDIR:-/tmp}/s3spark-XXXXXX.properties")"
 trap 'rm -f "$properties"' EXIT
-"$S3SPARK_PY" -m s3spark.session --profile "$profile" --write "$properties" || exit $?
+"$S3SPARK_PY" -m s3spark.session --profile "$profile" --master "$master" --write "$properties" || exit $?
 
 executor_python="$S3SPARK_PY"
 if [[ "$master" != local && "$master" != local\[* ]]; then

@@ -237,7 +237,8 @@ def test_hadoop_aws_newer_than_sparks_hadoop(csv_bucket, tmp_path):
         "--profile",
         "minio",
         "--conf",
-        f"spark.jars={','.join([str(tmp_path / 'hadoop-aws-3.3.6.jar'), *others])}",  # not the pinned 3.3.4
+        # not the pinned 3.3.4 (local masters take the jars from the driver's class path)
+        f"spark.driver.extraClassPath={':'.join([str(tmp_path / 'hadoop-aws-3.3.6.jar'), *others])}",
         JOB,
         *count_args(f"s3a://{csv_bucket}/x.csv"),
     )

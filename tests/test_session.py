@@ -11,7 +11,8 @@ def test_profile_reaches_spark_and_hadoop(spark):
     assert hadoop.get("fs.s3a.committer.name") == "magic"
     assert hadoop.get("fs.s3a.connection.maximum") == "64"
     assert spark.conf.get("spark.sql.sources.commitProtocolClass").endswith("PathOutputCommitProtocol")
-    assert "hadoop-aws-3.3.4.jar" in spark.sparkContext.getConf().get("spark.jars")
+    # local[2]: the pinned jars are on the driver's class path (no per-executor copy through spark.jars)
+    assert "hadoop-aws-3.3.4.jar" in spark.sparkContext.getConf().get("spark.driver.extraClassPath")
 
 
 def test_s3a_scheme_resolves_to_the_s3a_filesystem(spark):
@@ -28,3 +29,5 @@ def test_properties_add_logging_and_jars_to_profile():
     assert "-Dlog4j2.configurationFile=file:" in props["spark.driver.extraJavaOptions"]
     assert "-Duser.timezone=UTC" in props["spark.driver.extraJavaOptions"]
     assert props["spark.jars"].count(".jar") == 5
+    local = spark_properties("minio", master="local[2]")
+    assert "spark.jars" not in local and local["spark.driver.extraClassPath"].count(".jar") == 5

