@@ -3,7 +3,7 @@
 Spark's CSV source runs in PERMISSIVE mode with a corrupt-record column. Two Spark behaviours would
 otherwise make "malformed" depend on which columns a query happens to use: the parser converts only the
 columns a query needs, and with parser column pruning it does not see extra fields. So the parser's
-column pruning is turned off, and `observe_read` references every column, so a row with the wrong number
+column pruning is turned off, and `read_metrics` references every column, so a row with the wrong number
 of fields or a value that does not cast is always flagged.
 """
 
@@ -92,9 +92,11 @@ def read_csv(
         lines = reader.text(source)
         frame = line_split.parse_lines(lines, schema, CORRUPT_COLUMN, fmt.delimiter, fmt.quote, fmt.options())
     else:
-        frame = reader.schema(with_corrupt).options(
-            **fmt.options(), mode="PERMISSIVE", columnNameOfCorruptRecord=CORRUPT_COLUMN
-        ).csv(source)
+        frame = (
+            reader.schema(with_corrupt)
+            .options(**fmt.options(), mode="PERMISSIVE", columnNameOfCorruptRecord=CORRUPT_COLUMN)
+            .csv(source)
+        )
     return frame.withColumn(SOURCE_COLUMN, F.input_file_name())
 
 
@@ -115,17 +117,27 @@ def is_malformed() -> F.Column:
     return F.col(CORRUPT_COLUMN).isNotNull()
 
 
-def observe_read(frame: DataFrame, observation: Observation | str) -> DataFrame:
-    """Count rows read and malformed rows during whatever action runs next.
+def read_metrics(frame: DataFrame, parser: str = CSV_PARSER) -> list[F.Column]:
+    """Aggregates of rows read and malformed rows, for an observation or a plain aggregation.
 
-    The per-column non-null counts are there to make every column required, so each one is parsed and
-    cast (and a bad value anywhere flags its row) even when the job keeps only a few columns. A streaming
-    frame takes a name instead of an Observation; its metrics arrive in each batch's progress.
+    For the CSV parser, per-column non-null counts make every column required, so each one is parsed and
+    cast (and a bad value anywhere flags its row) even when the job keeps only a few columns. The split()
+    path checks every field of every line anyway, so it needs none: measured on 1 GiB of page views
+    (csv_filter_count, 2 cores), the per-column counts and a second observation cost about 8 s of 27 s.
     """
-    data_columns = [name for name in frame.columns if name not in HELPER_COLUMNS]
-    return frame.observe(
-        observation,
+    metrics = [
         F.count(F.lit(1)).alias("rows"),
         F.coalesce(F.sum(is_malformed().cast("long")), F.lit(0)).alias("malformed"),
-        *[F.count(F.col(f"`{name}`")).alias(f"non_null_{index}") for index, name in enumerate(data_columns)],
-    )
+    ]
+    if parser == CSV_PARSER:
+        data_columns = [name for name in frame.columns if name not in HELPER_COLUMNS]
+        metrics += [F.count(F.col(f"`{name}`")).alias(f"non_null_{index}") for index, name in enumerate(data_columns)]
+    return metrics
+
+
+def observe_read(frame: DataFrame, observation: Observation | str, parser: str = CSV_PARSER) -> DataFrame:
+    """Count rows read and malformed rows during whatever action runs next (see read_metrics).
+
+    A streaming frame takes a name instead of an Observation; its metrics arrive in each batch's progress.
+    """
+    return frame.observe(observation, *read_metrics(frame, parser))
