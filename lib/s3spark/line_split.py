@@ -8,8 +8,8 @@ The results are the CSV reader's, row for row, bad rows included, by constructio
 
 * A line is taken by the fast path only when it is certainly parsed the same way: it has exactly one field
   per column, contains neither the quote character nor NUL, and every typed field is in a plain form whose
-  cast gives the same value as the CSV parser (``[+-]digits`` for integers, a plain decimal or exponent
-  number for floating point, ``true``/``false`` for booleans).
+  cast gives the same value as the CSV parser (an integer that prints back as the same text, a plain decimal
+  or exponent number for floating point, ``true``/``false`` for booleans).
 * Every other line (wrong field count, a quote, ``NaN``, `` 12``, ``1.0`` in an INT column, an overflow, a
   word in a number column, ...) goes through ``from_csv``, which is Spark's CSV parser itself with the same
   options: it decides the values or flags the line as malformed, exactly as the CSV reader would.
@@ -38,7 +38,8 @@ from pyspark.sql.types import (
     StructType,
 )
 
-_INTEGER = r"^[+-]?[0-9]+$"
+# Integers are checked by printing the cast value back (cheaper than a regular expression); this one marks them.
+_INTEGER = r"^-?[0-9]+$"
 _FLOATING = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 _BOOLEAN = r"^(?i)(true|false)$"
 # Column types the fast path decides itself, and the regular expression of the values it accepts.
