@@ -95,7 +95,7 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
         "--parser",
         choices=PARSERS,
         default="auto",
-        help="auto (default): lines without quotes are split() on the delimiter, much cheaper than the CSV "
+        help="auto (default): lines without quotes are split() on the delimiter, cheaper than the CSV "
         "parser, with identical results, when the input has no header, no --multiline, is UTF-8 and has only "
         "string, integer, floating point and boolean columns; csv: always Spark's CSV parser; "
         "split: require the fast path (error if the input does not qualify)",
