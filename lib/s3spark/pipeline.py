@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pyspark.errors import AnalysisException, ParseException
@@ -64,8 +65,23 @@ class PreparedInput:
         self.parsed = read_csv(spark, request.inputs, schema, request.csv)
         self.read_stats = Observation("read")
         # Rows kept = rows read - malformed rows: good_rows removes exactly the malformed ones.
-        kept = good_rows(observe_read(self.parsed, self.read_stats, self.parser), request.on_bad_rows)
+        metrics = read_metrics(self.parsed, self.parser)
+        if not request.select:
+            # Without --select (which may change the number of rows) the rows out are the good rows that pass
+            # --filter, counted in this same observation: a second one after the filter cost about 2 s of
+            # 35 s converting 1 GiB.
+            transform(self.parsed, request.filter, [])  # a bad --filter is one clear line, before any work
+            passes = F.expr(request.filter) if request.filter else F.lit(True)
+            metrics.append(F.count_if(~is_malformed() & passes).alias("out"))
+        kept = good_rows(self.parsed.observe(self.read_stats, *metrics), request.on_bad_rows)
         self.rows = transform(kept, request.filter, request.select)
+
+    def observed_rows(self) -> tuple[DataFrame, Callable[[], int]]:
+        """The output rows, and how to get their number once an action has run over them."""
+        if not self.request.select:
+            return self.rows, lambda: self.read_stats.get["out"]
+        written = Observation("written")
+        return self.rows.observe(written, F.count(F.lit(1)).alias("rows")), lambda: written.get["rows"]
 
     def quarantine_malformed(self, mode: str) -> None:
         """Write malformed rows (source file, raw text) as JSON lines to the quarantine location."""
@@ -133,16 +149,16 @@ def convert(spark: SparkSession, request: ReadRequest, output: OutputSpec, summa
         raise UserError(f"--partition-by column {missing[0]!r} is not in the output; columns are: {', '.join(columns)}")
     if request.on_bad_rows is BadRowPolicy.QUARANTINE:
         prepared.quarantine_malformed(output.mode)
-    written = Observation("written")
+    rows, rows_out = prepared.observed_rows()
     started_ms = int(time.time() * 1000)
-    write_table(spark, prepared.rows.observe(written, F.count(F.lit(1)).alias("rows")), output)
+    write_table(spark, rows, output)
     if output.mode in ("error", "overwrite"):
         aborted = storage.abort_stale_uploads(spark, output.uri, started_ms)
         if aborted:
             print(
                 f"aborted {aborted} pending multipart uploads left under {output.uri} by earlier runs", file=sys.stderr
             )
-    summary.rows_written = written.get["rows"]
+    summary.rows_written = rows_out()
     prepared.account(prepared.read_stats.get, summary.rows_written)
     if output.format == "delta":
         # A Delta directory keeps replaced files until VACUUM: count what this commit wrote, from its history.
