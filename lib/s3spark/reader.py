@@ -83,7 +83,6 @@ def read_csv(
         raise UserError(f"the schema may not use the reserved column name {clash[0]}; rename it")
     # With pruning on, a row with extra fields parses "fine" when not every column is read.
     spark.conf.set("spark.sql.csv.parser.columnPruning.enabled", "false")
-    with_corrupt = StructType([*schema.fields, StructField(CORRUPT_COLUMN, StringType(), True)])
     reader = spark.readStream if stream else spark.read
     if max_files_per_batch:
         reader = reader.option("maxFilesPerTrigger", max_files_per_batch)
@@ -92,6 +91,7 @@ def read_csv(
         lines = reader.text(source)
         frame = line_split.parse_lines(lines, schema, CORRUPT_COLUMN, fmt.delimiter, fmt.quote, fmt.options())
     else:
+        with_corrupt = StructType([*schema.fields, StructField(CORRUPT_COLUMN, StringType(), True)])
         frame = (
             reader.schema(with_corrupt)
             .options(**fmt.options(), mode="PERMISSIVE", columnNameOfCorruptRecord=CORRUPT_COLUMN)
