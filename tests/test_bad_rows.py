@@ -70,3 +70,14 @@ def test_filter_count_counts_add_up(run_job, tmp_path):
     s = result.summary
     assert s["rows_matched"] == 3  # 4.5, 7.5, 8.5
     assert s["rows_read"] == s["rows_matched"] + s["rows_filtered_out"] + s["rows_dropped"] == 8
+
+
+def test_fail_names_a_long_record_with_quotes_and_non_ascii_text_exactly(run_job, tmp_path):
+    record = "x" * 90 + ',"Zürich, ""east""",' + "ü" * 40
+    src = write(tmp_path / "in dir" / "naïve data.csv", f"1,1.5,a\n{record}\n")
+    result = run_job(
+        "csv_to_parquet", "--input", str(src), "--schema", SCHEMA, "--no-header", "--output", str(tmp_path / "out")
+    )
+    error_lines = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert result.code == 2 and len(error_lines) == 1
+    assert "in%20dir/naïve%20data.csv" in error_lines[0] and repr(record) in error_lines[0]  # the file as a URI

@@ -172,3 +172,39 @@ def test_jobs_account_for_bad_rows_identically(spark, run_job, tmp_path, policy)
         assert rows == [("en", "a", 1, 10), ("en", "b", 2, 20), ("fr", "f", 1, 50)]
     if policy == "quarantine":
         assert quarantined == ["de d 1", "de e 1 40 extra", "en c three 30"]
+
+
+def test_without_fallback_plain_lines_read_alike_and_other_lines_stop_the_action(spark, tmp_path):
+    from s3spark.line_split import needs_csv_parser
+
+    schema = parse_schema(spark, PAGEVIEWS)
+    fmt = CsvFormat(delimiter=" ", header=False)
+    plain = write(tmp_path / "plain.txt", "en Main_Page 1 100\n\nde Berlin -12 2000\nen Zürich_%E6 3 4\nen  3 \n")
+    expected = read_csv(spark, [str(plain)], schema, replace(fmt, parser=CSV_PARSER)).drop("_source_file").collect()
+    fast = read_csv(spark, [str(plain)], schema, fmt, fallback=False).drop("_source_file").collect()
+    assert sorted(fast, key=repr) == sorted(expected, key=repr)
+    assert len(fast) == 4
+    quoted = write(tmp_path / "quoted.txt", 'en Main_Page 1 100\nen "a b" 1 2\n')
+    with pytest.raises(Exception) as stopped:  # noqa: B017 - Spark raises its own job failure type
+        read_csv(spark, [str(quoted)], schema, fmt, fallback=False).collect()
+    assert needs_csv_parser(stopped.value)
+
+
+def test_a_line_for_the_csv_parser_makes_the_job_read_again_with_it(spark, run_job, tmp_path):
+    src = write(tmp_path / "in" / "pv.txt", 'en a 1 10\nen "b c" 2 20\nde d 1 30\n')
+    out = tmp_path / "out"
+    common = ["--input", str(src), "--schema", "@pageviews", "--delimiter", "space", "--no-header"]
+    converted = run_job("csv_to_parquet", *common, "--output", str(out))  # --mode error: out must not exist yet
+    assert converted.code == 0, converted.stderr
+    assert "reading the input again" in converted.stderr
+    assert converted.summary["rows_written"] == 3 and "read a second time" in converted.summary["note"]
+    rows = sorted(map(tuple, spark.read.parquet(str(out)).collect()))
+    assert rows == [("de", "d", 1, 30), ("en", "a", 1, 10), ("en", "b c", 2, 20)]
+    # A filter on a column: Spark evaluates "count IS NOT NULL" first, and the quoted line must not slip by it.
+    filtered = run_job("csv_to_parquet", *common, "--output", str(tmp_path / "two"), "--filter", "count = 2")
+    assert filtered.code == 0 and filtered.summary["rows_written"] == 1
+    assert [tuple(row) for row in spark.read.parquet(str(tmp_path / "two")).collect()] == [("en", "b c", 2, 20)]
+    counted = run_job("csv_filter_count", *common, "--filter", "count = 1")
+    assert counted.code == 0 and counted.summary["rows_matched"] == 2 and counted.summary["rows_read"] == 3
+    clean = run_job("csv_filter_count", "--input", str(write(tmp_path / "ok.txt", "en a 1 10\n")), *common[2:])
+    assert clean.summary["note"] is None and "reading the input again" not in clean.stderr

@@ -100,7 +100,7 @@ def test_extra_java_options_append_across_layers(tmp_path: Path, truststore: Pat
 
     onprem = load_profile("onprem", environ={"S3_ENDPOINT": "https://s3.example:443", "S3_TRUSTSTORE": str(truststore)})
     opts = onprem.properties["spark.executor.extraJavaOptions"]
-    assert opts.startswith(base_opts + " ")
+    assert opts.startswith(read_properties(PROFILE_DIR / "base.conf")["spark.executor.extraJavaOptions"] + " ")
     assert f"-Djavax.net.ssl.trustStore={truststore}" in opts
     assert "-Djavax.net.ssl.trustStorePassword=changeit" in opts
 

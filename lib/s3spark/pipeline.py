@@ -11,7 +11,7 @@ from pyspark.errors import AnalysisException, ParseException
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
-from s3spark import storage
+from s3spark import line_split, storage
 from s3spark.bad_rows import BadRowPolicy, good_rows, malformed_rows
 from s3spark.errors import UserError, java_message
 from s3spark.reader import (
@@ -71,7 +71,7 @@ def transform(frame: DataFrame, filter_expr: str | None, select: list[str]) -> D
 class PreparedInput:
     """A read request turned into a lazy frame of output rows, with observations filled in by its action."""
 
-    def __init__(self, spark: SparkSession, request: ReadRequest, summary: RunSummary):
+    def __init__(self, spark: SparkSession, request: ReadRequest, summary: RunSummary, *, fallback: bool = True):
         self.request = request
         self.summary = summary
         found = storage.expand_inputs(spark, request.inputs)
@@ -80,7 +80,7 @@ class PreparedInput:
             parse_schema(spark, request.schema) if request.schema else infer_schema(spark, request.inputs, request.csv)
         )
         self.parser = summary.parser = parser_for(schema, request.csv)
-        self.parsed = read_csv(spark, request.inputs, schema, request.csv)
+        self.parsed = read_csv(spark, request.inputs, schema, request.csv, fallback=fallback)
         self.read_stats = Observation("read")
         # Rows kept = rows read - malformed rows: good_rows removes exactly the malformed ones.
         metrics = read_metrics(self.parsed, self.parser)
@@ -151,12 +151,18 @@ def require_quarantine(request: ReadRequest) -> None:
 
 def convert(spark: SparkSession, request: ReadRequest, output: OutputSpec, summary: RunSummary) -> None:
     """CSV → a table format (Parquet or Delta), counting every row read as written, filtered, dropped or quarantined."""
+    _with_csv_parser_fallback(summary, lambda fallback: _convert(spark, request, output, summary, fallback))
+
+
+def _convert(
+    spark: SparkSession, request: ReadRequest, output: OutputSpec, summary: RunSummary, fallback: bool
+) -> None:
     require_quarantine(request)
     summary.output = output.uri
     check_can_write(spark, output)
     if request.on_bad_rows is BadRowPolicy.QUARANTINE:
         check_can_write(spark, OutputSpec(uri=request.quarantine, format="json", mode=output.mode))
-    prepared = PreparedInput(spark, request, summary)
+    prepared = PreparedInput(spark, request, summary, fallback=fallback)
     columns = prepared.rows.columns
     missing = [name for name in output.partition_by if name not in columns]
     if missing:
@@ -185,10 +191,35 @@ def convert(spark: SparkSession, request: ReadRequest, output: OutputSpec, summa
 
 def filter_count(spark: SparkSession, request: ReadRequest, summary: RunSummary) -> None:
     """Load CSV, apply the filter, count the matching rows: the classic pandas-vs-Spark experiment."""
+    _with_csv_parser_fallback(summary, lambda fallback: _filter_count(spark, request, summary, fallback))
+
+
+def _filter_count(spark: SparkSession, request: ReadRequest, summary: RunSummary, fallback: bool) -> None:
     require_quarantine(request)
     if request.on_bad_rows is BadRowPolicy.QUARANTINE:
         check_can_write(spark, OutputSpec(uri=request.quarantine, format="json", mode="error"))
-    prepared = PreparedInput(spark, request, summary)
+    prepared = PreparedInput(spark, request, summary, fallback=fallback)
     if request.on_bad_rows is BadRowPolicy.QUARANTINE:
         prepared.quarantine_malformed("error")
     summary.rows_matched = prepared.count_matching()
+
+
+def _with_csv_parser_fallback(summary: RunSummary, run: Callable[[bool], None]) -> None:
+    """Run a job with the split() fast path alone; when a line needs the CSV parser, run it again with its help.
+
+    Most inputs of the fast path have no such line, and then the run is one pass with Spark's generated code
+    throughout (line_split.parse_lines). A failed first attempt has written nothing: the write fails as a
+    whole, and an output that did not exist before is removed (writer.write_table).
+    """
+    try:
+        run(False)
+    except Exception as error:
+        if not line_split.needs_csv_parser(error):
+            raise
+        summary.note = "some lines needed the CSV parser, so the input was read a second time"
+        print(
+            "note: some lines need the CSV parser (a quote, a wrong number of fields, a number in an unusual form); "
+            "reading the input again with it",
+            file=sys.stderr,
+        )
+        run(True)

@@ -73,10 +73,13 @@ def read_csv(
     *,
     stream: bool = False,
     max_files_per_batch: int | None = None,
+    fallback: bool = True,
 ) -> DataFrame:
     """The input as the schema's columns plus the raw text of malformed rows and each row's source file.
 
     With stream=True it is a streaming frame over one directory or glob (new files only, per checkpoint).
+    fallback=False: the split() fast path only, failing the action on a line that needs the CSV parser
+    (line_split.needs_csv_parser tells; read again with fallback=True then).
     """
     clash = [name for name in HELPER_COLUMNS if name in schema.fieldNames()]
     if clash:
@@ -89,7 +92,9 @@ def read_csv(
     source = paths[0] if stream else paths
     if parser_for(schema, fmt) == SPLIT_PARSER:
         lines = reader.text(source)
-        frame = line_split.parse_lines(lines, schema, CORRUPT_COLUMN, fmt.delimiter, fmt.quote, fmt.options())
+        frame = line_split.parse_lines(
+            lines, schema, CORRUPT_COLUMN, fmt.delimiter, fmt.quote, fmt.options(), fallback=fallback
+        )
     else:
         with_corrupt = StructType([*schema.fields, StructField(CORRUPT_COLUMN, StringType(), True)])
         frame = (
