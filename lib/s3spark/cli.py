@@ -97,7 +97,9 @@ def add_input_options(parser: argparse.ArgumentParser) -> None:
         default="auto",
         help="auto (default): lines without quotes are split() on the delimiter, cheaper than the CSV "
         "parser, with identical results, when the input has no header, no --multiline, is UTF-8 and has only "
-        "string, integer, floating point and boolean columns; csv: always Spark's CSV parser; "
+        "string, integer, floating point and boolean columns (a line with a quote, a wrong field count or "
+        "an odd number makes the job read the input a second time, with the CSV parser for such lines); "
+        "csv: always Spark's CSV parser; "
         "split: require the fast path (error if the input does not qualify)",
     )
     group.add_argument("--filter", metavar="SQL", help='keep rows matching a SQL condition, e.g. "count > 1"')
