@@ -188,6 +188,22 @@ def test_without_fallback_plain_lines_read_alike_and_other_lines_stop_the_action
     with pytest.raises(Exception) as stopped:  # noqa: B017 - Spark raises its own job failure type
         read_csv(spark, [str(quoted)], schema, fmt, fallback=False).collect()
     assert needs_csv_parser(stopped.value)
+    # Also when a query reads one column only (the corrupt-record column is pruned then).
+    with pytest.raises(Exception) as stopped:  # noqa: B017
+        read_csv(spark, [str(quoted)], schema, fmt, fallback=False).where("count = 2").select("count").collect()
+    assert needs_csv_parser(stopped.value)
+
+
+@pytest.mark.parametrize("fallback", [True, False])
+def test_dropping_malformed_rows_splits_each_line_once(spark, tmp_path, fallback):
+    from s3spark.bad_rows import BadRowPolicy, good_rows
+
+    path = write(tmp_path / "pv.txt", "en a 1 2\n")
+    frame = read_csv(
+        spark, [str(path)], parse_schema(spark, PAGEVIEWS), CsvFormat(" ", header=False), fallback=fallback
+    )
+    plan = good_rows(frame, BadRowPolicy.DROP)._jdf.queryExecution().executedPlan().toString()
+    assert plan.count("split(") == 1  # a filter pushed below the split would repeat it for every field it checks
 
 
 def test_a_line_for_the_csv_parser_makes_the_job_read_again_with_it(spark, run_job, tmp_path):
