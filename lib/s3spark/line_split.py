@@ -12,7 +12,8 @@ The results are the CSV reader's, row for row, bad rows included, by constructio
   or exponent number for floating point, ``true``/``false`` for booleans).
 * Every other line (wrong field count, a quote, ``NaN``, `` 12``, ``1.0`` in an INT column, an overflow, a
   word in a number column, ...) goes through ``from_csv``, which is Spark's CSV parser itself with the same
-  options: it decides the values or flags the line as malformed, exactly as the CSV reader would.
+  options: it decides the values or flags the line as malformed, exactly as the CSV reader would. (Or, with
+  ``parse_lines(fallback=False)``, such a line stops the action, and the caller reads again with fallback.)
 * Blank lines (only characters up to U+0020) are skipped, as the CSV reader skips them; an empty field is
   null, as with the CSV reader's default ``nullValue``.
 
@@ -119,27 +120,30 @@ def parse_lines(
         line, plain.alias(_PLAIN_COLUMN), *[value.alias(f"_fast_{index}") for index, value in enumerate(fast_values)]
     )
     is_plain = F.col(_PLAIN_COLUMN)
-    if not fallback:
+    if fallback:
+        ddl = _ddl(schema) + f", `{corrupt_column}` string"
+        options = {**csv_options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": corrupt_column}
+        # The CSV parser runs only for lines that are not plain; its struct is then picked apart per column.
+        fast = fast.withColumn(_SLOW_COLUMN, F.when(~is_plain, F.from_csv(line, ddl, options)))
+
+        def slow_value(name: str, data_type: DataType) -> Column:
+            return F.col(_SLOW_COLUMN).getField(name)
+    else:
         # Every column of a line that is not plain raises, the corrupt-record column included: whatever a query
         # reads of such a line (even a filter Spark moves first, such as "count IS NOT NULL") stops it.
         stop = F.raise_error(F.concat(F.lit(NEEDS_CSV_PARSER), line))
-        return fast.select(
-            *[
-                F.when(is_plain, F.col(f"_fast_{index}")).otherwise(stop.cast(column.dataType)).alias(column.name)
-                for index, column in enumerate(schema.fields)
-            ],
-            F.when(~is_plain, stop.cast("string")).alias(corrupt_column),
-        )
-    ddl = _ddl(schema) + f", `{corrupt_column}` string"
-    options = {**csv_options, "mode": "PERMISSIVE", "columnNameOfCorruptRecord": corrupt_column}
-    # The CSV parser runs only for lines that are not plain; its struct is then picked apart per column.
-    slow = F.col(_SLOW_COLUMN)
-    return fast.withColumn(_SLOW_COLUMN, F.when(~is_plain, F.from_csv(line, ddl, options))).select(
+
+        def slow_value(name: str, data_type: DataType) -> Column:
+            return stop.cast(data_type)
+
+    return fast.select(
         *[
-            F.when(is_plain, F.col(f"_fast_{index}")).otherwise(slow.getField(column.name)).alias(column.name)
+            F.when(is_plain, F.col(f"_fast_{index}"))
+            .otherwise(slow_value(column.name, column.dataType))
+            .alias(column.name)
             for index, column in enumerate(schema.fields)
         ],
-        F.when(~is_plain, slow.getField(corrupt_column)).alias(corrupt_column),
+        F.when(~is_plain, slow_value(corrupt_column, StringType())).alias(corrupt_column),
     )
 
 
