@@ -31,3 +31,17 @@ def test_properties_add_logging_and_jars_to_profile():
     assert props["spark.jars"].count(".jar") == 5
     local = spark_properties("minio", master="local[2]")
     assert "spark.jars" not in local and local["spark.driver.extraClassPath"].count(".jar") == 5
+
+
+def test_local_masters_get_direct_task_results(tmp_path):
+    local = spark_properties("minio", master="local[2]")
+    assert local["spark.task.maxDirectResultSize"] == "1g" and local["spark.rpc.message.maxSize"] == "1024"
+    for master in (None, "spark://host:7077", "yarn"):
+        assert "spark.task.maxDirectResultSize" not in spark_properties("minio", master=master)
+    override = tmp_path / "mine.conf"
+    override.write_text("spark.task.maxDirectResultSize 64m\n")
+    assert spark_properties(f"minio,{override}", master="local[*]")["spark.task.maxDirectResultSize"] == "64m"
+
+
+def test_running_session_has_the_local_master_settings(spark):
+    assert spark.sparkContext.getConf().get("spark.task.maxDirectResultSize") == "1g"

@@ -41,7 +41,7 @@ import pyspark.pandas as ps  # noqa: E402
 from pyspark.pandas.utils import PandasAPIOnSparkAdviceWarning  # noqa: E402
 from pyspark.sql import DataFrame, SparkSession  # noqa: E402
 
-from s3spark import storage  # noqa: E402
+from s3spark import driver_collect, storage  # noqa: E402
 from s3spark.bad_rows import BadRowPolicy, good_rows  # noqa: E402
 from s3spark.errors import UserError  # noqa: E402
 from s3spark.reader import CsvFormat, read_csv  # noqa: E402
@@ -201,13 +201,15 @@ Collectable = ps.DataFrame | ps.Series | DataFrame
 
 
 def _collect(obj: Collectable, rows: int | None) -> pd.DataFrame | pd.Series:
-    """Up to ``rows`` rows (all when None) as pandas, through Arrow."""
-    if isinstance(obj, DataFrame):
-        return (obj if rows is None else obj.limit(rows)).toPandas()
+    """Up to ``rows`` rows (all when None: ``driver_collect``) as pandas, through Arrow."""
     with warnings.catch_warnings():
         # The guard has checked the size: this is the one advice it answers.
         warnings.filterwarnings("ignore", message=_TO_PANDAS_ADVICE, category=PandasAPIOnSparkAdviceWarning)
-        return (obj if rows is None else obj.head(rows)).to_pandas()
+        if rows is None:
+            return driver_collect.collect(obj)
+        if isinstance(obj, DataFrame):
+            return obj.limit(rows).toPandas()
+        return obj.head(rows).to_pandas()
 
 
 def _count(obj: Collectable, at_most: int | None) -> int:

@@ -15,7 +15,7 @@ import difflib
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -193,11 +193,11 @@ def _resolve(item: str) -> Path:
     return path
 
 
-def _layers(spec: str) -> list[Path]:
+def _layers(spec: str, after_base: Sequence[Path] = ()) -> list[Path]:
     items = [s.strip() for s in spec.split(",")] if spec.strip() else []
     if any(not s for s in items):
         raise UserError(f"profile spec '{spec}' has an empty item; use names or paths separated by commas")
-    paths = [PROFILE_DIR / f"{BASE}.conf"] + [_resolve(s) for s in items]
+    paths = [PROFILE_DIR / f"{BASE}.conf", *after_base] + [_resolve(s) for s in items]
     unique: list[Path] = []
     for p in paths:  # base named again, or a layer named twice, applies once (keeps appends sane)
         if p.resolve() not in [u.resolve() for u in unique]:
@@ -366,12 +366,13 @@ def _check_pools(props: Mapping[str, str], origins: Mapping[str, str], order: Ma
 # --- public API -------------------------------------------------------------------------------------
 
 
-def load_profile(spec: str, environ: Mapping[str, str] | None = None) -> Profile:
-    """Load base, then the layers of ``spec`` (names or .conf paths, comma-separated); expand and validate."""
+def load_profile(spec: str, environ: Mapping[str, str] | None = None, after_base: Sequence[Path] = ()) -> Profile:
+    """Load base, then ``after_base`` (files the caller adds, such as the local-master snippet), then the
+    layers of ``spec`` (names or .conf paths, comma-separated); expand and validate."""
     env = os.environ if environ is None else environ
     profile = Profile(spec=spec)
     order: dict[str, int] = {}  # key -> sequence number of the setting that set it last
-    settings = [s for path in _layers(spec) for s in _parse_layer(path, env)]
+    settings = [s for path in _layers(spec, after_base) for s in _parse_layer(path, env)]
     for seq, s in enumerate(settings):
         old = profile.properties.get(s.key)
         if s.key in APPEND_KEYS and old:

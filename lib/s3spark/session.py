@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pyspark.sql import SparkSession
 
 from s3spark.jars import ensure_jars
-from s3spark.paths import LOG4J_CONFIG, LOG4J_VERBOSE_CONFIG
+from s3spark.paths import LOG4J_CONFIG, LOG4J_VERBOSE_CONFIG, PROFILE_DIR
 from s3spark.profiles import load_profile
 
 PROFILE_KEY = "spark.s3spark.profile"
@@ -16,6 +16,7 @@ PROFILE_KEY = "spark.s3spark.profile"
 SUBMITTED_PROFILE_ENV = "S3SPARK_SUBMITTED_PROFILE"
 DEFAULT_PROFILE = "local"
 JAVA_OPTION_KEYS = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
+LOCAL_MASTER_LAYER = PROFILE_DIR / "snippets" / "local-master.conf"
 
 
 def profile_spec(profile: str | None = None) -> str:
@@ -31,11 +32,14 @@ def is_local(master: str | None) -> bool:
 def spark_properties(profile: str | None = None, fetch_jars: bool = True, master: str | None = None) -> dict[str, str]:
     """Every Spark property a job needs: the merged profile, the pinned jars and the logging config.
 
+    A local master also gets conf/profiles/snippets/local-master.conf (after base, before the profile's
+    layers): settings that only make sense when the executors run inside the driver's JVM.
+
     For a local master the jars go on the driver's class path rather than spark.jars: executors in the
     same JVM then load them from there instead of fetching a copy of each (290 MB) through the driver's file
     server at their first task. Measured here: SparkSession start 3.5-4.1 s with spark.jars, 2.3-3.0 s without.
     """
-    loaded = load_profile(profile_spec(profile))
+    loaded = load_profile(profile_spec(profile), after_base=[LOCAL_MASTER_LAYER] if is_local(master) else [])
     props = dict(loaded.properties)
     props[PROFILE_KEY] = loaded.spec
     jars = [str(path) for path in ensure_jars(fetch_missing=fetch_jars)]
