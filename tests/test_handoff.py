@@ -216,3 +216,28 @@ def test_guard_limits_from_the_environment(spark, monkeypatch):
     monkeypatch.setenv("S3SPARK_TO_PANDAS_MAX_BYTES", "lots")
     with pytest.raises(UserError, match="S3SPARK_TO_PANDAS_MAX_BYTES: expected a size such as 512m or 2g, got 'lots'"):
         handoff.to_pandas(frame)
+
+
+def jobs_run_by(spark, action) -> int:
+    """How many Spark jobs ``action`` starts."""
+    group = f"count-jobs-{id(action)}"
+    spark.sparkContext.setJobGroup(group, "counting jobs")
+    try:
+        action()
+    finally:
+        spark.sparkContext.setLocalProperty("spark.jobGroup.id", None)
+    return len(spark.sparkContext.statusTracker().getJobIdsForGroup(group))
+
+
+def test_guard_costs_jobs_only_when_a_limit_is_on(spark):
+    frame = spark.range(0, 5000, numPartitions=2).selectExpr("id", "CAST(id AS STRING) AS text").pandas_api()
+    results = {}
+    counts = {
+        "limits off": jobs_run_by(
+            spark, lambda: results.setdefault("off", handoff.to_pandas(frame, max_rows=0, max_bytes=0))
+        ),
+        "limits on": jobs_run_by(spark, lambda: results.setdefault("on", handoff.to_pandas(frame, max_rows=10**6))),
+    }
+    assert counts["limits off"] == 1 and counts["limits on"] >= 3  # sample (a limit may take two), count, collect
+    assert_frame_equal(results["off"], results["on"])
+    assert sorted(results["off"]["id"]) == list(range(5000))

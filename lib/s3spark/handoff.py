@@ -236,13 +236,16 @@ def to_pandas(
     than ``max_rows`` rows or take more than ``max_bytes`` of pandas memory (estimated from the first
     ``SAMPLE_ROWS`` rows). Limits: the arguments, else $S3SPARK_TO_PANDAS_MAX_ROWS and
     $S3SPARK_TO_PANDAS_MAX_BYTES (``512m``, ``2g``, ...), else 2,000,000 rows and 512 MiB; 0 turns a limit
-    off. Small results cost one Spark job; larger ones three (sample, bounded count, collect).
+    off. Small results cost one sample; larger ones a sample, a bounded count and the collect; with both
+    limits off, only the collect.
     """
     if isinstance(obj, DataFrame):
         configure(obj.sparkSession)
     else:
         configure()
     limits = ToPandasLimits.resolve(max_rows, max_bytes)
+    if not limits.max_rows and not limits.max_bytes:
+        return _collect(obj, None)  # both limits off: nothing to check, one Spark job
     sample = _collect(obj, SAMPLE_ROWS)
     complete = len(sample) < SAMPLE_ROWS
     if complete:
