@@ -81,8 +81,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--peers-at-all-sizes", action="store_true", help="run every tool at every size")
     parser.add_argument(
         "--driver-memory",
-        default="6g",
-        help="W4 hand-off only: spark.driver.memory, with no maxResultSize limit (the whole table is collected; 6g)",
+        default="3g",
+        help="W4 hand-off only: spark.driver.memory, with no maxResultSize limit (the whole table is collected; "
+        "3g: collecting 1 GiB of page views needs 2g, fails with 1g, and a larger heap only grows the JVM)",
     )
     parser.add_argument("--timeout", type=float, default=3600, help="seconds before a run is killed (3600)")
     parser.add_argument(

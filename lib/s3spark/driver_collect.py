@@ -6,9 +6,10 @@ cores; the local-master snippet's direct task results included): 25-31 s and 6.7
 40-44 s and 9.9 GiB.
 
 * Smaller scan partitions for the collect only (``COLLECT_PARTITION_BYTES``): the driver keeps each task's
-  whole Arrow result until it is that partition's turn to go to Python, so 32 MiB partitions start the
-  stream sooner and keep less in the JVM than the profile's 128 MiB ones. The session's setting is restored
-  afterwards; writes keep their larger files.
+  whole Arrow result until it is that partition's turn to go to Python, so smaller partitions start the
+  stream sooner and keep less in the JVM. A Parquet row group is never split, so in practice this means one
+  row group or file per task instead of several packed together (the profile's 128 MiB). The session's
+  setting is restored afterwards; writes keep their larger files.
 * For a pandas-on-Spark DataFrame whose columns and index are plain (strings, integers, floats) with the
   default pandas dtypes, the Arrow batches become pandas once (``split_blocks``: no block consolidation)
   and the index is set in place. ``psdf.to_pandas()`` instead converts, concatenates the converted columns
