@@ -75,7 +75,9 @@ def is_plain(frame: ps.DataFrame) -> bool:
     internal = frame._internal
     if internal.column_labels_level != 1:
         return False
-    if set(internal.index_spark_column_names) & set(internal.data_spark_column_names):
+    # The internal Spark frame leaves out data columns that are also index columns; plain_frame needs them all.
+    columns = len(internal.index_spark_column_names) + len(internal.data_spark_column_names)
+    if len(internal.to_internal_spark_frame.columns) != columns:
         return False
     return all(
         isinstance(field.spark_type, PLAIN_TYPES) and field.dtype == spark_type_to_pandas_dtype(field.spark_type)
@@ -87,10 +89,7 @@ def plain_frame(frame: ps.DataFrame) -> pd.DataFrame | None:
     """A plain frame (see ``is_plain``) as pandas, its index and labels as ``to_pandas()`` gives them; None
     when Spark sent no batches (an empty result: the caller's usual path handles its dtypes)."""
     internal = frame._internal
-    spark_frame = internal.to_internal_spark_frame  # index columns, then data columns
-    if len(spark_frame.columns) != len(internal.index_spark_column_names) + len(internal.data_spark_column_names):
-        return None
-    batches = spark_frame._collect_as_arrow()
+    batches = internal.to_internal_spark_frame._collect_as_arrow()  # index columns, then data columns
     if not batches:
         return None
     table = pa.Table.from_batches(batches)
