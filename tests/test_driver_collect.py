@@ -7,6 +7,7 @@ import pytest
 from pandas.testing import assert_frame_equal, assert_series_equal
 
 from s3spark import driver_collect, handoff
+from s3spark.session import session_conf
 
 ps = handoff.ps
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:pyspark")
@@ -80,16 +81,16 @@ def test_spark_frames_collect_with_topandas(spark, table):
 def test_collect_splits_scans_finer_and_restores_the_setting(spark, table):
     key = driver_collect.PARTITION_BYTES_KEY
     before = spark.conf.get(key)
-    with driver_collect.partition_bytes(spark, "1m"):
+    with session_conf(spark, {key: "1m"}):
         assert spark.conf.get(key) == "1m"
     assert spark.conf.get(key) == before
-    with pytest.raises(RuntimeError), driver_collect.partition_bytes(spark, "1m"):
+    with pytest.raises(RuntimeError), session_conf(spark, {key: "1m"}):
         raise RuntimeError("the collect failed")
     assert spark.conf.get(key) == before
     spark.conf.unset(key)
     default = spark.conf.get(key)
     try:
-        with driver_collect.partition_bytes(spark, "1m"):
+        with session_conf(spark, {key: "1m"}):
             pass
         assert spark.conf.get(key) == default  # unset before, unset after
     finally:

@@ -21,14 +21,14 @@ cores; the local-master snippet's direct task results included): 25-31 s and 6.7
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import pandas as pd
 import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame
 from pyspark.sql import types as T
+
+from s3spark.session import session_conf
 
 if TYPE_CHECKING:  # importing pyspark.pandas is handoff's job: it sets PYARROW_IGNORE_TIMEZONE first
     import pyspark.pandas as ps
@@ -44,7 +44,7 @@ def collect(obj: ps.DataFrame | ps.Series | DataFrame) -> pd.DataFrame | pd.Seri
     import pyspark.pandas as ps
 
     frame = obj if isinstance(obj, DataFrame) else obj._internal.spark_frame
-    with partition_bytes(frame.sparkSession, COLLECT_PARTITION_BYTES):
+    with session_conf(frame.sparkSession, {PARTITION_BYTES_KEY: COLLECT_PARTITION_BYTES}):
         if isinstance(obj, DataFrame):
             return obj.toPandas()
         if isinstance(obj, ps.DataFrame) and is_plain(obj):
@@ -52,20 +52,6 @@ def collect(obj: ps.DataFrame | ps.Series | DataFrame) -> pd.DataFrame | pd.Seri
             if result is not None:
                 return result
         return obj.to_pandas()
-
-
-@contextmanager
-def partition_bytes(spark: SparkSession, size: str) -> Iterator[None]:
-    """Scans planned inside the block split files into partitions of at most ``size`` bytes."""
-    old = spark.conf.get(PARTITION_BYTES_KEY, None)
-    spark.conf.set(PARTITION_BYTES_KEY, size)
-    try:
-        yield
-    finally:
-        if old is None:
-            spark.conf.unset(PARTITION_BYTES_KEY)
-        else:
-            spark.conf.set(PARTITION_BYTES_KEY, old)
 
 
 def is_plain(frame: ps.DataFrame) -> bool:

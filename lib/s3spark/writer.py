@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from pyspark.errors import AnalysisException, ParseException
@@ -11,6 +10,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from s3spark import storage
 from s3spark.errors import UserError, java_message
+from s3spark.session import session_conf
 
 MODES = ("error", "overwrite", "append")
 FORMATS = ("parquet", "delta")
@@ -105,22 +105,6 @@ DYNAMIC_OVERWRITE_CONF = {
 }
 
 
-@contextlib.contextmanager
-def _session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
-    """Apply SQL settings for one write and restore the previous values afterwards."""
-    previous = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, value in previous.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
-
-
 def write_table(spark: SparkSession, frame: DataFrame, output: OutputSpec) -> None:
     """Write a frame; when the write fails, a target that did not exist before is removed again."""
     writer = frame.write.format(output.format).mode(output.mode)
@@ -135,7 +119,7 @@ def write_table(spark: SparkSession, frame: DataFrame, output: OutputSpec) -> No
     existed = storage.exists(spark, output.uri)
     dynamic = output.format == "parquet" and output.mode == "overwrite" and bool(output.partition_by)
     try:
-        with _session_conf(spark, DYNAMIC_OVERWRITE_CONF) if dynamic else contextlib.nullcontext():
+        with session_conf(spark, DYNAMIC_OVERWRITE_CONF) if dynamic else contextlib.nullcontext():
             writer.save(output.uri)
     except BaseException as error:
         if not existed and storage.exists(spark, output.uri):
