@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from dataclasses import dataclass, field
 
 from pyspark.errors import AnalysisException, ParseException
@@ -91,6 +92,9 @@ def last_delta_commit(spark: SparkSession, uri: str) -> DeltaCommit:
     return DeltaCommit(version=row["version"], rows=metric("numOutputRows"), bytes=metric("numOutputBytes"))
 
 
+# How long a failed write waits for its job's other tasks to stop before removing the output.
+TASKS_STOP_TIMEOUT_S = 30
+
 # A partitioned Parquet overwrite replaces only the partitions the run writes (dynamic partition
 # overwrite), so an hourly rerun of one day's input leaves the other days alone. PathOutputCommitProtocol
 # (the S3A committers) refuses dynamic overwrite, so these writes use Spark's classic protocol, which
@@ -122,11 +126,30 @@ def write_table(spark: SparkSession, frame: DataFrame, output: OutputSpec) -> No
         with session_conf(spark, DYNAMIC_OVERWRITE_CONF) if dynamic else contextlib.nullcontext():
             writer.save(output.uri)
     except BaseException as error:
-        if not existed and storage.exists(spark, output.uri):
-            storage.delete(spark, output.uri)
+        if not existed:
+            _remove_failed_output(spark, output.uri)
         if output.replace_where is not None:
             _replace_where_error(error, output.replace_where)
         raise
+
+
+def _remove_failed_output(spark: SparkSession, uri: str) -> None:
+    """Remove what a failed write left of an output that did not exist before it, pending uploads included.
+
+    A failed job returns while its other tasks are still being killed, and such a task can go on writing
+    (the magic committer's files, a multipart upload) after a delete: wait for running tasks to stop first.
+    """
+    deadline = time.monotonic() + TASKS_STOP_TIMEOUT_S
+    while _running_tasks(spark) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if storage.exists(spark, uri):  # nothing there (a missing bucket, say): nothing to clean, no upload listing
+        storage.delete(spark, uri)
+        storage.abort_stale_uploads(spark, uri, int(time.time() * 1000))
+
+
+def _running_tasks(spark: SparkSession) -> int:
+    infos = spark.sparkContext._jsc.sc().statusTracker().getExecutorInfos()
+    return sum(info.numRunningTasks() for info in infos)
 
 
 def _replace_where_error(error: BaseException, predicate: str) -> None:
