@@ -8,6 +8,7 @@ source "$REPO/scripts/bootstrap.sh"
 ensure_venv dev
 check_java
 ensure_jars
+ensure_class_archive
 "$S3SPARK_PY" -m s3spark.local_s3 build >&2
 cd "$REPO"
 "$S3SPARK_VENV/bin/ruff" check lib jobs tests bench examples

@@ -2,6 +2,7 @@
 #   ensure_venv [EXTRAS]  a virtualenv ($S3SPARK_VENV, default REPO/.venv) with the pinned packages, editable;
 #                       EXTRAS is a comma list (dev, bench, dev,bench), added to those already installed
 #   ensure_jars         the pinned jars in the cache ($S3SPARK_CACHE/jars), checksums verified
+#   ensure_class_archive  the driver JVM's class archive for local runs ($S3SPARK_CACHE/class-archive)
 # shellcheck shell=bash
 
 S3SPARK_VENV="${S3SPARK_VENV:-$REPO/.venv}"
@@ -65,4 +66,8 @@ ensure_venv() {
 
 ensure_jars() {
   "$S3SPARK_PY" -m s3spark.jars ensure > /dev/null || exit $?
+}
+
+ensure_class_archive() {
+  "$S3SPARK_PY" -m s3spark.class_archive ensure
 }

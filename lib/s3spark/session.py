@@ -8,6 +8,7 @@ from collections.abc import Iterator, Mapping
 
 from pyspark.sql import SparkSession
 
+from s3spark import class_archive as archives
 from s3spark.jars import ensure_jars
 from s3spark.paths import LOG4J_CONFIG, LOG4J_VERBOSE_CONFIG, PROFILE_DIR
 from s3spark.profiles import load_profile
@@ -30,7 +31,9 @@ def is_local(master: str | None) -> bool:
     return master is not None and (master == "local" or master.startswith("local["))
 
 
-def spark_properties(profile: str | None = None, fetch_jars: bool = True, master: str | None = None) -> dict[str, str]:
+def spark_properties(
+    profile: str | None = None, fetch_jars: bool = True, master: str | None = None, class_archive: str = "use"
+) -> dict[str, str]:
     """Every Spark property a job needs: the merged profile, the pinned jars and the logging config.
 
     A local master also gets conf/profiles/snippets/local-master.conf (after base, before the profile's
@@ -39,6 +42,9 @@ def spark_properties(profile: str | None = None, fetch_jars: bool = True, master
     For a local master the jars go on the driver's class path rather than spark.jars: executors in the
     same JVM then load them from there instead of fetching a copy of each (290 MB) through the driver's file
     server at their first task. Measured here: SparkSession start 3.5-4.1 s with spark.jars, 2.3-3.0 s without.
+
+    A local master's driver also maps its classes from the class archive for its class path
+    (``class_archive``): "use" it when it exists, "build" it first when it is missing, or "none".
     """
     loaded = load_profile(profile_spec(profile), after_base=[LOCAL_MASTER_LAYER] if is_local(master) else [])
     props = dict(loaded.properties)
@@ -53,6 +59,11 @@ def spark_properties(profile: str | None = None, fetch_jars: bool = True, master
     log4j = f"-Dlog4j2.configurationFile=file:{LOG4J_CONFIG}"
     for key in JAVA_OPTION_KEYS:
         props[key] = " ".join(filter(None, [log4j, props.get(key, "")]))
+    if is_local(master) and class_archive != "none":
+        class_path, options = props["spark.driver.extraClassPath"], props["spark.driver.extraJavaOptions"]
+        if class_archive == "build":
+            archives.ensure(class_path, options)
+        props["spark.driver.extraJavaOptions"] = " ".join(filter(None, [options, archives.java_options(class_path)]))
     return props
 
 
@@ -129,9 +140,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", help="profile spec (default $S3SPARK_PROFILE or local)")
     parser.add_argument("--write", required=True, type=Path, help="properties file to write")
     parser.add_argument("--master", help="the master the job runs on (local masters get the jars on the class path)")
+    parser.add_argument("--build-class-archive", action="store_true", help="build a missing class archive first")
     args = parser.parse_args(argv)
+    archive = "build" if args.build_class_archive else "use"
     try:
-        write_properties(spark_properties(args.profile, master=args.master), args.write)
+        write_properties(spark_properties(args.profile, master=args.master, class_archive=archive), args.write)
     except UserError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
