@@ -8,8 +8,8 @@ The results are the CSV reader's, row for row, bad rows included, by constructio
 
 * A line is taken by the fast path only when it is certainly parsed the same way: it has exactly one field
   per column, contains neither the quote character nor NUL, and every typed field is in a plain form whose
-  cast gives the same value as the CSV parser (an integer that prints back as the same text, a plain decimal
-  or exponent number for floating point, ``true``/``false`` for booleans).
+  cast gives the same value as the CSV parser (an integer whose text is exactly as long as its value prints,
+  a plain decimal or exponent number for floating point, ``true``/``false`` for booleans).
 * Every other line (wrong field count, a quote, ``NaN``, `` 12``, ``1.0`` in an INT column, an overflow, a
   word in a number column, ...) goes through ``from_csv``, which is Spark's CSV parser itself with the same
   options: it decides the values or flags the line as malformed, exactly as the CSV reader would. (Or, with
@@ -39,7 +39,7 @@ from pyspark.sql.types import (
     StructType,
 )
 
-# Integers are checked by printing the cast value back (cheaper than a regular expression); this one marks them.
+# Integers are checked by the length of their text (cheaper than a regular expression); this one marks them.
 _INTEGER = r"^-?[0-9]+$"
 _FLOATING = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
 _BOOLEAN = r"^(?i)(true|false)$"
@@ -163,15 +163,31 @@ def _plain_and_values(schema: StructType, fields: Column, line: Column, quote: s
             value = F.lower(text) == "true"
             plain = plain & ((text == "") | text.rlike(form))
         elif form is _INTEGER:
-            # Cheaper than a regular expression: the value printed back is the text itself ("+5", "007",
-            # " 5", "5.0" and overflows are not, and go to the CSV parser).
+            # The text is exactly as long as the value prints: every digit of a non-zero value is in its text,
+            # so anything more ("+5", "007", " 5", "5.0") makes it longer; zero must be "0" (the cast reads "."
+            # as 0). Overflows are null. The others go to the CSV parser. Cheaper than printing the value back
+            # and comparing: measured on 1 GiB of page views (2 cores), the print-back was a sixth of the CPU.
             value = text.cast(column.dataType)
-            plain = plain & ((text == "") | value.cast("string").eqNullSafe(text))
+            canonical = (F.octet_length(text) == _printed_length(value)) & ((value != 0) | (text == "0"))
+            plain = plain & ((text == "") | (value.isNotNull() & canonical))
         else:
             value = text.cast(column.dataType)
             plain = plain & ((text == "") | (text.rlike(form) & value.isNotNull()))
         values.append(F.when(text != "", value))
     return plain, values
+
+
+def _printed_length(value: Column) -> Column:
+    """How many characters an integer prints as: its digits, plus one for a minus sign.
+
+    Comparisons only, most likely first. Long.MIN_VALUE, whose absolute value overflows, comes out as 2: wrong,
+    so its line goes to the CSV parser, which reads it right.
+    """
+    magnitude = F.abs(value.cast("long"))
+    length = F.when(magnitude < 10, 1)
+    for digits in range(2, 19):
+        length = length.when(magnitude < 10**digits, digits)
+    return length.otherwise(19) + F.when(value < 0, 1).otherwise(0)
 
 
 def needs_csv_parser(error: BaseException) -> bool:
