@@ -92,8 +92,8 @@ case "$action" in
   doctor) exec "$S3SPARK_PY" -m s3spark.doctor --profile "$profile" ${doctor_args[@]+"${doctor_args[@]}"} ;;
 esac
 check_java
-ensure_jars
 if [[ "$action" == setup ]]; then
+  ensure_jars
   ensure_class_archive
   echo "setup complete: $S3SPARK_VENV and $("$S3SPARK_PY" -c 'from s3spark.jars import jars_cache; print(jars_cache())')" >&2
   exit 0
@@ -105,8 +105,10 @@ if [[ ! -f "$job" && -f "$REPO/$job" ]]; then job="$REPO/$job"; fi
 
 properties="$(mktemp "${TMPDIR:-/tmp}/s3spark-XXXXXX.properties")"
 trap 'rm -f "$properties"' EXIT
+# This also fetches missing jars (jars.py) and, for a local master, builds a missing class archive
+# (class_archive.py): one Python start instead of three.
 archive_args=()
-((dry_run)) || archive_args=(--build-class-archive)  # local masters only; once per machine (class_archive.py)
+((dry_run)) || archive_args=(--build-class-archive)
 "$S3SPARK_PY" -m s3spark.session --profile "$profile" --master "$master" --write "$properties" \
   ${archive_args[@]+"${archive_args[@]}"} || exit $?
 

@@ -321,7 +321,21 @@ def check_jars(state: State) -> Result:
             "remove them; the pinned ones are added by ./spark-submit.sh and s3spark.session",
         )
     aws = next(p for p in pins if p.artifact == "hadoop-aws")
-    return ok(name, f"{len(pins)} pinned jars verified in {cache}; hadoop-aws {aws.version} matches Spark's Hadoop")
+    detail = f"{len(pins)} pinned jars verified in {cache}; hadoop-aws {aws.version} matches Spark's Hadoop"
+    return ok(name, f"{detail}; {_class_archive_state()}")
+
+
+def _class_archive_state() -> str:
+    """Whether local runs have their class archive (a faster start, not a requirement)."""
+    from s3spark import class_archive
+
+    if not class_archive.enabled():
+        return f"class archive off ({class_archive.SWITCH_ENV}=0)"
+    class_path, _ = class_archive.default_class_path()
+    path = class_archive.archive_path(class_path)
+    if path is not None and path.is_file():
+        return f"class archive for local runs in {path.parent}"
+    return "no class archive yet (local runs start 1-2 s slower; ./spark-submit.sh --setup makes it)"
 
 
 def check_profile(state: State) -> Result:
