@@ -40,6 +40,10 @@ PAGEVIEW_LINES = [
     "",
     "   ",
     "\t",
+    "\u00a0",
+    "\u007f",
+    "\u0001 en x 1 2",
+    "!",
     "en x 1 2\r",
     "en x ١٢ 5",
     "en x 0x10 1",
@@ -47,6 +51,9 @@ PAGEVIEW_LINES = [
     "en x -0 1",
     "en x - 1",
     "en x\u0000y 1 2",
+    "\u0000en x 1 2",
+    "en x 1 2\u0000",
+    "en \u0000 1 2",
     "en x 1e3 1",
     "en x 1 2\t",
     "a b c d e f",
@@ -87,6 +94,7 @@ def test_pageview_edge_lines_parse_identically(spark, tmp_path):
     assert ("en", "x", 5, 6, None) in good  # "+5": the CSV parser accepts it, so the fast path hands it over
     assert "en x 1.5 2" in bad and "en x 1 2 3" in bad and "en x 2147483648 1" in bad
     assert len(good) + len(bad) == len(PAGEVIEW_LINES) - 3  # the three blank lines are skipped by both
+    assert "\u00a0" in bad and "\u007f" in bad and "!" in bad  # not blank to the CSV reader either
 
 
 @pytest.mark.parametrize("column_type", ["TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "BOOLEAN"])
@@ -107,6 +115,8 @@ def test_delimiters_and_quotes_agree(spark, tmp_path, delimiter, quote):
         [f'"e{delimiter}f"', "4", "z"],
         ["g", "5"],
         ["h", "6", "i", "j"],
+        ["\u0000k", "7", "l\u0000m"],  # NUL is the quote character when quoting is off
+        ["n\u0000", "8", "\u0000"],
     ]
     path = write(tmp_path / "d.txt", "".join(delimiter.join(fields) + "\n" for fields in lines))
     fmt = CsvFormat(delimiter=delimiter, header=False, quote=quote, escape=quote or '"')

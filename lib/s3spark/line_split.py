@@ -7,9 +7,10 @@ on 1 GB of page views, 2 cores: see README "Benchmarks").
 The results are the CSV reader's, row for row, bad rows included, by construction:
 
 * A line is taken by the fast path only when it is certainly parsed the same way: it has exactly one field
-  per column, contains neither the quote character nor NUL, and every typed field is in a plain form whose
-  cast gives the same value as the CSV parser (an integer whose text is exactly as long as its value prints,
-  a plain decimal or exponent number for floating point, ``true``/``false`` for booleans).
+  per column, does not contain the quote character (NUL when quoting is off, as for the CSV parser), and every
+  typed field is in a plain form whose cast gives the same value as the CSV parser (an integer whose text is
+  exactly as long as its value prints, a plain decimal or exponent number for floating point,
+  ``true``/``false`` for booleans).
 * Every other line (wrong field count, a quote, ``NaN``, `` 12``, ``1.0`` in an INT column, an overflow, a
   word in a number column, ...) goes through ``from_csv``, which is Spark's CSV parser itself with the same
   options: it decides the values or flags the line as malformed, exactly as the CSV reader would. (Or, with
@@ -108,8 +109,9 @@ def parse_lines(
     line = F.col("value")
     # split() once per line: the fields are a column of their own that the checks and casts below index.
     fields = F.col(_FIELDS_COLUMN)
-    # The CSV reader skips blank lines; most lines start with a printable character, which is checked first.
-    split = lines.where((F.ascii(line) > 32) | line.rlike(_NOT_BLANK)).select(
+    # The CSV reader skips blank lines; most lines start with a printable character, which is checked first
+    # (comparing bytes: ascii() would make a Java string of the first character, per line).
+    split = lines.where((line >= "!") | line.rlike(_NOT_BLANK)).select(
         line, F.split(line, split_pattern(delimiter), -1).alias(_FIELDS_COLUMN)
     )
     plain, fast_values = _plain_and_values(schema, fields, line, quote)
@@ -149,9 +151,8 @@ def parse_lines(
 
 def _plain_and_values(schema: StructType, fields: Column, line: Column, quote: str) -> tuple[Column, list[Column]]:
     """Whether a line is plain (see the module docstring), and each column's value when it is."""
-    plain = (F.size(fields) == len(schema.fields)) & ~line.contains("\u0000")
-    if quote:
-        plain = plain & ~line.contains(quote)
+    # NUL is the CSV parser's quote character when quoting is off; with a quote character it is an ordinary one.
+    plain = (F.size(fields) == len(schema.fields)) & ~line.contains(quote or "\u0000")
     values: list[Column] = []
     for index, column in enumerate(schema.fields):
         text = fields.getItem(index)
