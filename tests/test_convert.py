@@ -9,6 +9,9 @@ import pytest
 from chispa import assert_df_equality
 
 from conftest import write
+from s3spark.bad_rows import BadRowPolicy
+from s3spark.pipeline import ReadRequest, rows_countable_in_output
+from s3spark.writer import OutputSpec
 
 SCHEMA = "project STRING, url STRING, count INT, bytes BIGINT"
 ROWS = [("en", "A", 1, 10), ("en", "B", 5, 50), ("de", "C", 1, 20), ("fr", "D", 3, 30)]
@@ -49,6 +52,7 @@ def test_partitioned_output(spark, run_job, pageviews, tmp_path):
     out = tmp_path / "out"
     result = convert(run_job, pageviews, out, "--partition-by", "project")
     assert result.code == 0, result.stderr
+    assert (result.summary["rows_read"], result.summary["rows_written"]) == (4, 4)
     assert sorted(p.name for p in out.iterdir() if p.is_dir()) == ["project=de", "project=en", "project=fr"]
     assert spark.read.parquet(str(out / "project=en")).count() == 2
     assert result.summary["bytes_written"] == sum(f.stat().st_size for f in out.rglob("*.parquet"))
@@ -75,10 +79,44 @@ def test_mode_error_refuses_existing_output_before_work(run_job, pageviews, tmp_
 def test_mode_overwrite_and_append(spark, run_job, pageviews, tmp_path):
     out = tmp_path / "out"
     assert convert(run_job, pageviews, out).code == 0
-    assert convert(run_job, pageviews, out, "--mode", "append").code == 0
+    appended = convert(run_job, pageviews, out, "--mode", "append")
+    assert appended.code == 0
     assert spark.read.parquet(str(out)).count() == 8
-    assert convert(run_job, pageviews, out, "--mode", "overwrite").code == 0
-    assert spark.read.parquet(str(out)).count() == 4
+    assert (appended.summary["rows_read"], appended.summary["rows_written"]) == (4, 4)  # this run's rows only
+    smaller = write(tmp_path / "in2" / "pv", "en A 1 10\nde C 1 20\n\n")
+    replaced = convert(run_job, smaller, out, "--mode", "overwrite")
+    assert replaced.code == 0
+    assert spark.read.parquet(str(out)).count() == 2
+    assert (replaced.summary["rows_read"], replaced.summary["rows_written"]) == (2, 2)
+
+
+def test_an_input_of_blank_lines_writes_an_empty_table(spark, run_job, tmp_path):
+    out = tmp_path / "out"
+    result = convert(run_job, write(tmp_path / "in" / "pv", "\n  \n\n"), out)
+    assert result.code == 0, result.stderr
+    assert (result.summary["rows_read"], result.summary["rows_written"]) == (0, 0)
+    assert spark.read.parquet(str(out)).count() == 0
+
+
+@pytest.mark.parametrize(
+    "change,countable",
+    [
+        ({}, True),
+        ({"mode": "overwrite"}, True),
+        ({"mode": "error", "partition_by": ["project"]}, True),
+        ({"mode": "overwrite", "partition_by": ["project"]}, False),  # other partitions stay
+        ({"mode": "append"}, False),  # earlier rows stay
+        ({"format": "delta"}, False),
+        ({"filter": "count = 1"}, False),
+        ({"select": ["project"]}, False),
+        ({"on_bad_rows": BadRowPolicy.QUARANTINE, "quarantine": "q"}, False),
+        ({"fallback": True}, False),  # the CSV parser's attempt may have malformed rows
+    ],
+)
+def test_rows_are_counted_in_the_output_only_when_it_holds_just_this_runs_rows(change, countable):
+    request = ReadRequest(inputs=["in"], **{k: v for k, v in change.items() if k in ReadRequest.__dataclass_fields__})
+    output = OutputSpec(uri="out", **{k: v for k, v in change.items() if k in OutputSpec.__dataclass_fields__})
+    assert rows_countable_in_output(request, output, fallback=change.get("fallback", False)) is countable
 
 
 def test_summary_json_file_and_stdout_line(run_job, pageviews, tmp_path):
@@ -136,6 +174,7 @@ def test_partitioned_overwrite_replaces_only_the_partitions_written(spark, run_j
     rerun = write(tmp_path / "day2" / "pv", "en A 7 70\nen Z 9 90\n")
     result = convert(run_job, rerun, out, "--partition-by", "project", "--mode", "overwrite")
     assert result.code == 0, result.stderr
+    assert result.summary["rows_written"] == 2  # this run's rows, not the partitions left in place
     expected = spark.createDataFrame(
         [("en", "A", 7, 70), ("en", "Z", 9, 90), ("de", "C", 1, 20), ("fr", "D", 3, 30)], SCHEMA
     )

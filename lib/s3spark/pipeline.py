@@ -71,7 +71,16 @@ def transform(frame: DataFrame, filter_expr: str | None, select: list[str]) -> D
 class PreparedInput:
     """A read request turned into a lazy frame of output rows, with observations filled in by its action."""
 
-    def __init__(self, spark: SparkSession, request: ReadRequest, summary: RunSummary, *, fallback: bool = True):
+    def __init__(
+        self,
+        spark: SparkSession,
+        request: ReadRequest,
+        summary: RunSummary,
+        *,
+        fallback: bool = True,
+        observe: bool = True,
+    ):
+        """observe=False (see rows_countable_in_output): no observation; the rows are the parsed data columns."""
         self.request = request
         self.summary = summary
         found = storage.expand_inputs(spark, request.inputs)
@@ -82,9 +91,12 @@ class PreparedInput:
         self.parser = summary.parser = parser_for(schema, request.csv)
         self.parsed = read_csv(spark, request.inputs, schema, request.csv, fallback=fallback)
         self.read_stats = Observation("read")
+        self.passes = filter_condition(self.parsed.drop(*HELPER_COLUMNS), request.filter)
+        if not observe:
+            self.rows = self.parsed.drop(*HELPER_COLUMNS)
+            return
         # Rows kept = rows read - malformed rows: good_rows removes exactly the malformed ones.
         metrics = read_metrics(self.parsed, self.parser)
-        self.passes = filter_condition(self.parsed.drop(*HELPER_COLUMNS), request.filter)
         if not request.select:
             # Without --select (which may change the number of rows) the rows out are the good rows that pass
             # --filter, counted in this same observation: a second one after the filter cost about 2 s of
@@ -162,14 +174,22 @@ def _convert(
     check_can_write(spark, output)
     if request.on_bad_rows is BadRowPolicy.QUARANTINE:
         check_can_write(spark, OutputSpec(uri=request.quarantine, format="json", mode=output.mode))
-    prepared = PreparedInput(spark, request, summary, fallback=fallback)
+    counted_in_output = rows_countable_in_output(request, output, fallback)
+    prepared = PreparedInput(spark, request, summary, fallback=fallback, observe=not counted_in_output)
     columns = prepared.rows.columns
     missing = [name for name in output.partition_by if name not in columns]
     if missing:
         raise UserError(f"--partition-by column {missing[0]!r} is not in the output; columns are: {', '.join(columns)}")
     if request.on_bad_rows is BadRowPolicy.QUARANTINE:
         prepared.quarantine_malformed(output.mode)
-    rows, rows_out = prepared.observed_rows()
+    if counted_in_output:
+        rows = prepared.rows
+
+        def rows_out() -> int:
+            # The files' footers hold their row counts: counting reads nothing else.
+            return spark.read.schema(rows.schema).parquet(output.uri).count()
+    else:
+        rows, rows_out = prepared.observed_rows()
     started_ms = int(time.time() * 1000)
     write_table(spark, rows, output)
     if output.mode in ("error", "overwrite"):
@@ -179,7 +199,8 @@ def _convert(
                 f"aborted {aborted} pending multipart uploads left under {output.uri} by earlier runs", file=sys.stderr
             )
     summary.rows_written = rows_out()
-    prepared.account(prepared.read_stats.get, summary.rows_written)
+    read = {"rows": summary.rows_written, "malformed": 0} if counted_in_output else prepared.read_stats.get
+    prepared.account(read, summary.rows_written)
     if output.format == "delta":
         # A Delta directory keeps replaced files until VACUUM: count what this commit wrote, from its history.
         commit = last_delta_commit(spark, output.uri)
@@ -187,6 +208,24 @@ def _convert(
         summary.bytes_written = commit.bytes if commit.bytes is not None else 0
     else:
         summary.bytes_written = storage.data_bytes(spark, output.uri)
+
+
+def rows_countable_in_output(request: ReadRequest, output: OutputSpec, fallback: bool) -> bool:
+    """True when the rows a conversion writes can be counted in its output afterwards, instead of on the way.
+
+    The split()-only first attempt has no malformed rows (a line that is not plain stops it), and without
+    --filter and --select it writes every row it reads; a Parquet directory that is new or wholly replaced
+    then holds exactly those rows, no more. Counting them there instead of observing every row: converting
+    1 GiB of page views (2 cores) took 20.6-21.8 s against 22.1-23.9 s.
+    """
+    return (
+        not fallback
+        and not request.filter
+        and not request.select
+        and request.on_bad_rows is not BadRowPolicy.QUARANTINE
+        and output.format == "parquet"
+        and (output.mode == "error" or (output.mode == "overwrite" and not output.partition_by))
+    )
 
 
 def filter_count(spark: SparkSession, request: ReadRequest, summary: RunSummary) -> None:
