@@ -64,6 +64,26 @@ def test_options_only_name_an_archive_that_exists_and_is_switched_on(cache, tmp_
     assert class_archive.ensure(class_path, "") is None
 
 
+@pytest.mark.parametrize(
+    "options,variable",
+    [
+        ("-Da=1 -XX:StartFlightRecording=filename=rec.jfr", ""),
+        ("-javaagent:/opt/apm/agent.jar", ""),
+        ("-agentpath:/opt/profiler/libagent.so=start", ""),
+        ("-Da=1", "-javaagent:/opt/apm/agent.jar"),
+    ],
+)
+def test_no_archive_for_a_jvm_that_hooks_class_loading(cache, tmp_path, monkeypatch, options, variable):
+    """Flight Recorder or an agent with the archive crashed JDK 17 here (SIGSEGV at start-up)."""
+    class_path = jar(tmp_path / "a.jar")
+    archive = class_archive.archive_path(class_path)
+    archive.parent.mkdir(parents=True)
+    archive.write_bytes(b"archive")
+    assert class_archive.java_options(class_path, "-Da=1 -XX:+UseParallelGC") != ""
+    monkeypatch.setenv("JAVA_TOOL_OPTIONS", variable)
+    assert class_archive.java_options(class_path, options) == ""
+
+
 def test_only_local_masters_get_the_archive(cache, monkeypatch):
     class_path = spark_properties("minio", master="local[2]", class_archive="none")["spark.driver.extraClassPath"]
     archive = class_archive.archive_path(class_path)

@@ -31,6 +31,9 @@ SWITCH_ENV = "S3SPARK_CLASS_ARCHIVE"
 # Bump when the training changes, so existing archives are rebuilt.
 TRAINING_VERSION = "1"
 BUILD_TIMEOUT_S = 600
+# JVM options that hook class loading (see java_options), and the variables Java or Spark read options from.
+CLASS_LOADING_HOOKS = ("-javaagent", "-agentlib", "-agentpath", "-XX:StartFlightRecording", "-XX:+FlightRecorder")
+JAVA_OPTION_VARIABLES = ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS", "SPARK_SUBMIT_OPTS")
 # Java's own messages about an archive it cannot use stay off the job's output (the run goes on without it).
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
 
@@ -93,14 +96,24 @@ def _is_stale(archive: Path) -> bool:
     return False
 
 
-def java_options(class_path: str) -> str:
-    """The driver JVM options that use the archive for this class path, or "" when there is none."""
-    if not enabled():
+def java_options(class_path: str, driver_options: str = "") -> str:
+    """The driver JVM options that use the archive for this class path, or "" when there is none.
+
+    None either when the JVM starts a Java agent or Flight Recorder (in the driver's options or Java's option
+    variables): both hook class loading, and JDK 17 crashed here with a hook and a dynamic archive together
+    (SIGSEGV in KlassFactory::check_shared_class_file_load_hook, -XX:StartFlightRecording at start-up).
+    """
+    if not enabled() or _hooks_class_loading(driver_options):
         return ""
     path = archive_path(class_path)
     if path is None or not path.is_file():
         return ""
     return f"-XX:SharedArchiveFile={path} {QUIET}"
+
+
+def _hooks_class_loading(driver_options: str) -> bool:
+    options = [driver_options, *(os.environ.get(name, "") for name in JAVA_OPTION_VARIABLES)]
+    return any(option.startswith(CLASS_LOADING_HOOKS) for text in options for option in text.split())
 
 
 def ensure(class_path: str, driver_options: str) -> Path | None:

@@ -63,7 +63,8 @@ def spark_properties(
         class_path, options = props["spark.driver.extraClassPath"], props["spark.driver.extraJavaOptions"]
         if class_archive == "build":
             archives.ensure(class_path, options)
-        props["spark.driver.extraJavaOptions"] = " ".join(filter(None, [options, archives.java_options(class_path)]))
+        archive = archives.java_options(class_path, options)
+        props["spark.driver.extraJavaOptions"] = " ".join(filter(None, [options, archive]))
     return props
 
 
