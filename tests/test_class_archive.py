@@ -82,6 +82,8 @@ def test_no_archive_for_a_jvm_that_hooks_class_loading(cache, tmp_path, monkeypa
     assert class_archive.java_options(class_path, "-Da=1 -XX:+UseParallelGC") != ""
     monkeypatch.setenv("JAVA_TOOL_OPTIONS", variable)
     assert class_archive.java_options(class_path, options) == ""
+    monkeypatch.setattr(class_archive.subprocess, "run", lambda *args, **kwargs: pytest.fail("an archive was built"))
+    assert class_archive.ensure(jar(tmp_path / "other.jar"), options) is None  # and none is built for it
 
 
 def test_only_local_masters_get_the_archive(cache, monkeypatch):

@@ -121,7 +121,7 @@ def ensure(class_path: str, driver_options: str) -> Path | None:
 
     A failed build never fails the caller: runs go on without the archive, one line on stderr says why.
     """
-    if not enabled():
+    if not enabled() or _hooks_class_loading(driver_options):  # such a JVM would not use it (java_options)
         return None
     home, path = _java_home(), archive_path(class_path)
     if home is None or path is None or path.is_file():
@@ -194,7 +194,11 @@ def train(class_path: str, driver_options: str) -> None:
         profile="local",
         master="local[2]",
         app_name="s3spark-class-archive",
-        conf={"spark.driver.extraClassPath": class_path, "spark.driver.extraJavaOptions": driver_options},
+        conf={
+            "spark.driver.extraClassPath": class_path,
+            "spark.driver.extraJavaOptions": driver_options,
+            "spark.ui.showConsoleProgress": "false",  # a plain log
+        },
     )
     with tempfile.TemporaryDirectory(prefix="s3spark-class-archive-") as scratch:
         csv = write_pageviews(Path(scratch) / "pageviews.csv", 20_000)
