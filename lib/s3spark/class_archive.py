@@ -1,9 +1,10 @@
 """A class-data sharing (AppCDS) archive for the driver JVM of local runs: Spark starts and warms up faster.
 
-A local Spark run loads and verifies about 20,000 classes from jars (Spark, Scala, Hadoop, the AWS SDK,
-Parquet, Delta) before and while it does its work. Java 17 can map them from an archive made by an earlier
-run instead (``-XX:SharedArchiveFile``). Measured here, 2 cores: SparkSession start 2.3 s → 1.5 s, and
-csv_filter_count over 1 GiB on S3 12.1-13.3 s → 10.0-10.5 s (README, "Tuning").
+A local Spark run loads and verifies some 17,000 classes from jars (Spark, Scala, Hadoop, the AWS SDK,
+Parquet, Delta; converting the bundled sample) before and while it does its work. Java 17 can map them
+from an archive made by an earlier run instead (``-XX:SharedArchiveFile``). Measured here, 2 cores:
+SparkSession start 2.3 s → 1.5 s, and csv_filter_count over 1 GiB on S3 12.1-13.3 s → 10.0-10.5 s (README,
+"Tuning").
 
 The archive is made once per machine (``ensure``: spark-submit.sh's setup and test.sh) by a training run that
 does what jobs do on a small local sample: read CSV with both parsers, write Parquet and Delta, collect into
