@@ -45,3 +45,22 @@ def test_local_masters_get_direct_task_results(tmp_path):
 
 def test_running_session_has_the_local_master_settings(spark):
     assert spark.sparkContext.getConf().get("spark.task.maxDirectResultSize") == "1g"
+
+
+def test_a_job_closes_the_gateway_of_the_session_it_started_and_only_that(monkeypatch):
+    """The JVM then exits at once after the job (README, Tuning); a session already running is left alone."""
+    import argparse
+    from types import SimpleNamespace
+
+    from s3spark import cli
+
+    closed = []
+    gateway = SimpleNamespace(shutdown=lambda: closed.append(True))
+    started = SimpleNamespace(sparkContext=SimpleNamespace(_gateway=gateway), conf=SimpleNamespace(get=lambda *a: "x"))
+    monkeypatch.setattr(cli, "session", lambda app_name: started)
+    args = argparse.Namespace(verbose=False, summary_json=None)
+    for running, expected in ((None, [True]), (object(), [])):
+        closed.clear()
+        monkeypatch.setattr(cli.SparkSession, "getActiveSession", staticmethod(lambda running=running: running))
+        assert cli.run_job("job", args, lambda spark, summary: None) == 0
+        assert closed == expected

