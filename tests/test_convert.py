@@ -138,6 +138,7 @@ def test_summary_json_file_and_stdout_line(run_job, pageviews, tmp_path):
     "extra,message",
     [
         (["--filter", "nosuch > 1"], "bad --filter 'nosuch > 1'"),
+        (["--filter", "count > ("], "bad --filter 'count > ('"),
         (["--select", "url, (("], "bad --select"),
         (["--partition-by", "nosuch"], "--partition-by column 'nosuch' is not in the output"),
         (["--schema", "project STRINGG"], "bad --schema 'project STRINGG'"),

@@ -55,7 +55,7 @@ def filter_condition(frame: DataFrame, filter_expr: str | None) -> F.Column:
     """--filter as a column (true without one), checked against the frame: a bad one is one clear line."""
     if not filter_expr:
         return F.lit(True)
-    condition = F.expr(filter_expr)
+    condition = _apply(frame, "--filter", filter_expr, lambda: F.expr(filter_expr))  # a syntax error shows here
     _apply(frame, "--filter", filter_expr, lambda: frame.where(condition))
     return condition
 
