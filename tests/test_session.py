@@ -64,3 +64,18 @@ def test_a_job_closes_the_gateway_of_the_session_it_started_and_only_that(monkey
         monkeypatch.setattr(cli.SparkSession, "getActiveSession", staticmethod(lambda running=running: running))
         assert cli.run_job("job", args, lambda spark, summary: None) == 0
         assert closed == expected
+
+
+def test_writing_the_properties_for_spark_submit_does_not_import_pyspark(tmp_path):
+    """spark-submit.sh runs this before every job: without pyspark's import it takes 0.06 s instead of 0.2 s."""
+    import subprocess
+    import sys
+
+    out = tmp_path / "job.properties"
+    check = (
+        "import sys; from s3spark.session import main; status = main(['--profile', 'minio', '--write', sys.argv[1]]); "
+        "print(status, 'pyspark' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", check, str(out)], capture_output=True, text=True, check=True)
+    assert result.stdout.split() == ["0", "False"]
+    assert f"{PROFILE_KEY}=minio" in out.read_text()

@@ -5,13 +5,16 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator, Mapping
-
-from pyspark.sql import SparkSession
+from typing import TYPE_CHECKING
 
 from s3spark import class_archive as archives
 from s3spark.jars import ensure_jars
 from s3spark.paths import LOG4J_CONFIG, LOG4J_VERBOSE_CONFIG, PROFILE_DIR
 from s3spark.profiles import load_profile
+
+if TYPE_CHECKING:
+    # Imported where used: `python -m s3spark.session --write`, run before every job, needs no pyspark (0.12 s).
+    from pyspark.sql import SparkSession
 
 PROFILE_KEY = "spark.s3spark.profile"
 # Set by spark-submit.sh for the job process: the profile is already in the JVM's Spark configuration.
@@ -70,6 +73,8 @@ def spark_properties(
 
 def configured_elsewhere() -> bool:
     """True when Spark is already configured: started by spark-submit.sh, or a session is running."""
+    from pyspark.sql import SparkSession
+
     return bool(os.environ.get(SUBMITTED_PROFILE_ENV)) or SparkSession.getActiveSession() is not None
 
 
@@ -86,6 +91,8 @@ def session(
     Elsewhere (a notebook, a test, plain python) the profile, the pinned jars and the logging
     configuration are applied here, with master ``local[*]`` unless given.
     """
+    from pyspark.sql import SparkSession
+
     active = SparkSession.getActiveSession()
     if active is not None:
         for key, value in (conf or {}).items():
