@@ -192,7 +192,8 @@ def _convert(
 
         def rows_out() -> int:
             # The files' footers hold their row counts: counting reads nothing else.
-            return spark.read.schema(rows.schema).parquet(output.uri).count()
+            counted = storage.parquet_rows(spark, output.uri)
+            return counted if counted is not None else spark.read.schema(rows.schema).parquet(output.uri).count()
     else:
         rows, rows_out = prepared.observed_rows()
     started_ms = int(time.time() * 1000)

@@ -79,20 +79,48 @@ def write_text(spark: SparkSession, uri: str, text: str) -> None:
         stream.close()
 
 
-def data_bytes(spark: SparkSession, uri: str) -> int:
-    """Total size of the data files under a path (recursively), ignoring _SUCCESS, _delta_log and hidden files."""
+def _data_files(spark: SparkSession, uri: str) -> list:
+    """Status of every data file under a path (recursively), without _SUCCESS, _delta_log and hidden files."""
     path, fs = _path_and_fs(spark, uri)
     if not fs.exists(path):
-        return 0
+        return []
     root = str(fs.makeQualified(path).toUri().getPath()).rstrip("/")
-    total = 0
+    found = []
     files = fs.listFiles(path, True)
     while files.hasNext():
         status = files.next()
         relative = str(status.getPath().toUri().getPath())[len(root) :]
         if not any(part.startswith(("_", ".")) for part in relative.split("/") if part):
-            total += status.getLen()
-    return total
+            found.append(status)
+    return found
+
+
+def data_bytes(spark: SparkSession, uri: str) -> int:
+    """Total size of the data files under a path (recursively), ignoring _SUCCESS, _delta_log and hidden files."""
+    return sum(status.getLen() for status in _data_files(spark, uri))
+
+
+def parquet_rows(spark: SparkSession, uri: str, max_files: int = 64) -> int | None:
+    """Rows in the Parquet files under a path, from their footers read by the driver; None above max_files.
+
+    For a few files this is a couple of small reads each; counting with a Spark job took 0.35-0.45 s more
+    (planning, two stages). Many files are better counted by a Spark job, in parallel.
+    """
+    statuses = _data_files(spark, uri)
+    if len(statuses) > max_files:
+        return None
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    rows = 0
+    for status in statuses:
+        footer = jvm.org.apache.parquet.hadoop.ParquetFileReader.open(
+            jvm.org.apache.parquet.hadoop.util.HadoopInputFile.fromStatus(status, conf)
+        )
+        try:
+            rows += footer.getRecordCount()
+        finally:
+            footer.close()
+    return rows
 
 
 def abort_stale_uploads(spark: SparkSession, uri: str, initiated_before_ms: int) -> int:
