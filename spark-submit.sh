@@ -14,10 +14,11 @@ usage: ./spark-submit.sh [--profile NAME|PATH] [spark-submit options] JOB.py [jo
        ./spark-submit.sh --dry-run [--master URL] [options] JOB.py [job options]
 
 Runs a job of this project with spark-submit. On the first run it sets up what is missing: a virtualenv
-(\$S3SPARK_VENV, default $REPO/.venv) with the pinned Python packages, and the pinned jars (hadoop-aws,
+(\$S3SPARK_VENV, default $REPO/.venv) with the pinned Python packages, the pinned jars (hadoop-aws,
 the AWS SDK bundle, the S3A committer bindings, Delta) fetched once with Maven into \$S3SPARK_CACHE/jars
-(default ~/.cache/s3spark/jars) and verified against their sha256, and for local runs a class archive of the
-driver JVM (\$S3SPARK_CACHE/class-archive, about a minute to make, 2 s faster starts; S3SPARK_CLASS_ARCHIVE=0
+(default ~/.cache/s3spark/jars) and verified against their sha256, the fast path's own expressions compiled
+from lib/java with javac (a JDK; without one Spark's slower built-ins are used), and for local runs a class
+archive of the driver JVM (\$S3SPARK_CACHE/class-archive, about a minute to make, 2 s faster starts; S3SPARK_CLASS_ARCHIVE=0
 turns it off). Later runs do no setup.
 
 options of this script:

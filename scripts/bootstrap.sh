@@ -1,7 +1,8 @@
 # Sourced by spark-submit.sh and test.sh: set up what is missing, once, and nothing when all is in place.
 #   ensure_venv [EXTRAS]  a virtualenv ($S3SPARK_VENV, default REPO/.venv) with the pinned packages, editable;
 #                       EXTRAS is a comma list (dev, bench, dev,bench), added to those already installed
-#   ensure_jars         the pinned jars in the cache ($S3SPARK_CACHE/jars), checksums verified
+#   ensure_jars         the pinned jars in the cache ($S3SPARK_CACHE/jars), checksums verified, and the jar of
+#                       our own expressions built from lib/java ($S3SPARK_CACHE/expressions; needs javac)
 #   ensure_class_archive  the driver JVM's class archive for local runs ($S3SPARK_CACHE/class-archive)
 # shellcheck shell=bash
 
@@ -66,6 +67,7 @@ ensure_venv() {
 
 ensure_jars() {
   "$S3SPARK_PY" -m s3spark.jars ensure > /dev/null || exit $?
+  "$S3SPARK_PY" -m s3spark.expressions > /dev/null
 }
 
 ensure_class_archive() {

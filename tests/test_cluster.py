@@ -23,6 +23,7 @@ from pyspark.sql import Row
 
 from conftest import TEST_SECRET, run_submit
 from s3spark import cluster as cluster_mod
+from s3spark import expressions
 from s3spark.errors import UserError
 from s3spark.jars import jars_cache
 from s3spark.local_cluster import LocalCluster, master_json, save
@@ -173,9 +174,10 @@ def test_executors_run_the_shipped_library_with_the_virtualenvs_python(tmp_path,
     probe = json.loads(result.stdout.strip().splitlines()[-1])
     zipped = cluster_mod.library_zip()
     assert probe["executors"] == [[str(VENV_PYTHON), f"./{zipped.name}/s3spark/__init__.py"]]
-    # The executor got the zip and no copy of the jars (they came from S3SPARK_NODE_JARS).
+    # The executor got the zip and no copy of the pinned jars (they came from S3SPARK_NODE_JARS); the jar of our
+    # own expressions (a few KB, built on this machine) is shipped.
     fetched = sorted(p.name for p in (cluster.state_dir / "work").glob(f"worker-*/{probe['app']}/*/*"))
-    assert fetched == sorted([zipped.name, "stderr", "stdout"])
+    assert fetched == sorted([zipped.name, expressions.jar_path().name, "stderr", "stdout"])
 
 
 # --- what is handed to other clusters (no cluster needed) -------------------------------------------

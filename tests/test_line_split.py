@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from conftest import write
+from s3spark import expressions
 from s3spark.errors import UserError
 from s3spark.reader import CSV_PARSER, SPLIT_PARSER, CsvFormat, parser_for, read_csv
 from s3spark.schema import parse_schema
@@ -70,6 +71,15 @@ NUMBERS = [
 ]  # fmt: skip
 
 
+@pytest.fixture(params=["own", "builtin"])
+def split_expressions(request, spark):
+    """Each fast-path test runs with our own expressions (lib/java) and with Spark's built-in ones."""
+    spark.conf.set(expressions.ENABLED_KEY, str(request.param == "own").lower())
+    assert expressions.usable(spark, " ", "") == (request.param == "own")
+    yield request.param
+    spark.conf.unset(expressions.ENABLED_KEY)
+
+
 def both_parsers(spark, path, ddl: str, fmt: CsvFormat) -> tuple[list, list]:
     schema = parse_schema(spark, ddl)
     assert parser_for(schema, fmt) == SPLIT_PARSER
@@ -84,7 +94,7 @@ def _comparable(row) -> tuple:
     return tuple("NaN" if isinstance(value, float) and math.isnan(value) else value for value in row)
 
 
-def test_pageview_edge_lines_parse_identically(spark, tmp_path):
+def test_pageview_edge_lines_parse_identically(spark, split_expressions, tmp_path):
     path = write(tmp_path / "pv.txt", "\n".join(PAGEVIEW_LINES) + "\n")
     by_csv, by_split = both_parsers(spark, path, PAGEVIEWS, CsvFormat(delimiter=" ", header=False))
     assert by_split == by_csv
@@ -98,7 +108,7 @@ def test_pageview_edge_lines_parse_identically(spark, tmp_path):
 
 
 @pytest.mark.parametrize("column_type", ["TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "BOOLEAN"])
-def test_every_fast_type_agrees_with_the_csv_parser(spark, tmp_path, column_type):
+def test_every_fast_type_agrees_with_the_csv_parser(spark, split_expressions, tmp_path, column_type):
     path = write(tmp_path / "values.txt", "".join(f"row{i}|{value}\n" for i, value in enumerate(NUMBERS)))
     by_csv, by_split = both_parsers(spark, path, f"name STRING, value {column_type}", CsvFormat("|", header=False))
     assert by_split == by_csv
@@ -106,7 +116,7 @@ def test_every_fast_type_agrees_with_the_csv_parser(spark, tmp_path, column_type
 
 
 @pytest.mark.parametrize(("delimiter", "quote"), [("\t", '"'), (",", '"'), ("|", ""), (";", "'")])
-def test_delimiters_and_quotes_agree(spark, tmp_path, delimiter, quote):
+def test_delimiters_and_quotes_agree(spark, split_expressions, tmp_path, delimiter, quote):
     lines = [
         ["a", "1", "x y"],
         ["b", "", ""],
@@ -125,7 +135,7 @@ def test_delimiters_and_quotes_agree(spark, tmp_path, delimiter, quote):
     assert ("a", 1, "x y", None) in by_csv
 
 
-def test_gzip_and_several_files_agree(spark, tmp_path):
+def test_gzip_and_several_files_agree(spark, split_expressions, tmp_path):
     from s3spark.sample_data import write_pageviews
 
     write_pageviews(tmp_path / "in" / "a.gz", 3000, seed=1)
@@ -188,7 +198,7 @@ def test_jobs_account_for_bad_rows_identically(spark, run_job, tmp_path, policy)
         assert quarantined == ["de d 1", "de e 1 40 extra", "en c three 30"]
 
 
-def test_without_fallback_plain_lines_read_alike_and_other_lines_stop_the_action(spark, tmp_path):
+def test_without_fallback_plain_lines_read_alike_and_other_lines_stop_the_action(spark, split_expressions, tmp_path):
     from s3spark.line_split import needs_csv_parser
 
     schema = parse_schema(spark, PAGEVIEWS)
@@ -209,7 +219,7 @@ def test_without_fallback_plain_lines_read_alike_and_other_lines_stop_the_action
 
 
 @pytest.mark.parametrize("fallback", [True, False])
-def test_dropping_malformed_rows_splits_each_line_once(spark, tmp_path, fallback):
+def test_dropping_malformed_rows_splits_each_line_once(spark, split_expressions, tmp_path, fallback):
     from s3spark.bad_rows import BadRowPolicy, good_rows
 
     path = write(tmp_path / "pv.txt", "en a 1 2\n")
@@ -217,7 +227,8 @@ def test_dropping_malformed_rows_splits_each_line_once(spark, tmp_path, fallback
         spark, [str(path)], parse_schema(spark, PAGEVIEWS), CsvFormat(" ", header=False), fallback=fallback
     )
     plan = good_rows(frame, BadRowPolicy.DROP)._jdf.queryExecution().executedPlan().toString()
-    assert plan.count("split(") == 1  # a filter pushed below the split would repeat it for every field it checks
+    # A filter pushed below the split would repeat it for every field it checks.
+    assert plan.count("split_on_byte(" if split_expressions == "own" else "split(") == 1
 
 
 def test_a_line_for_the_csv_parser_makes_the_job_read_again_with_it(spark, run_job, tmp_path):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+
+from s3spark import expressions
 from s3spark.session import PROFILE_KEY, spark_properties
 
 
@@ -28,9 +31,12 @@ def test_properties_add_logging_and_jars_to_profile():
     assert props["spark.hadoop.fs.s3a.path.style.access"] == "true"
     assert "-Dlog4j2.configurationFile=file:" in props["spark.driver.extraJavaOptions"]
     assert "-Duser.timezone=UTC" in props["spark.driver.extraJavaOptions"]
-    assert props["spark.jars"].count(".jar") == 5
+    # The five pinned jars and our own expressions' jar, on the class path for local masters.
+    own = str(expressions.jar_path())
+    assert props["spark.jars"].count(".jar") == 6 and props["spark.jars"].endswith(f",{own}")
     local = spark_properties("minio", master="local[2]")
-    assert "spark.jars" not in local and local["spark.driver.extraClassPath"].count(".jar") == 5
+    assert "spark.jars" not in local and local["spark.driver.extraClassPath"].count(".jar") == 6
+    assert own in local["spark.driver.extraClassPath"].split(os.pathsep)
 
 
 def test_local_masters_get_direct_task_results(tmp_path):

@@ -47,7 +47,8 @@ checks, in this order (a check that an earlier failure makes pointless is shown 
   java           Java on $JAVA_HOME/bin, else on PATH (as Spark picks it); Spark 3.5 runs on 8, 11 or 17
   pyspark        the installed pyspark and the Hadoop version it bundles (hadoop-aws must equal it)
   jars           every pinned jar of conf/jars/hadoop-<version>.txt is in the cache and passes its sha256;
-                 nothing is fetched here: ./spark-submit.sh --setup fetches them
+                 nothing is fetched here: ./spark-submit.sh --setup fetches them (and also says whether
+                 our own expressions and the class archive are built)
   profile        the profile loads and validates (as for a job); shows the endpoint it resolves to
   endpoint DNS   the endpoint host resolves: fs.s3a.endpoint, or fs.s3a.bucket.BUCKET.endpoint for the
                  bucket given, or the AWS regional endpoint when none is set (with virtual-host
@@ -322,7 +323,19 @@ def check_jars(state: State) -> Result:
         )
     aws = next(p for p in pins if p.artifact == "hadoop-aws")
     detail = f"{len(pins)} pinned jars verified in {cache}; hadoop-aws {aws.version} matches Spark's Hadoop"
-    return ok(name, f"{detail}; {_class_archive_state()}")
+    return ok(name, f"{detail}; {_own_expressions_state()}; {_class_archive_state()}")
+
+
+def _own_expressions_state() -> str:
+    """Whether the fast path's own expressions are built (faster, not a requirement)."""
+    from s3spark import expressions
+
+    jar = expressions.ensure_jar(build=False)
+    if jar is not None:
+        return f"own expressions built in {jar.parent}"
+    if expressions.find_javac() is None:
+        return "own expressions not built: no javac (the fast path uses Spark's slower split(); install a JDK)"
+    return "own expressions not built yet (./spark-submit.sh --setup builds them)"
 
 
 def _class_archive_state() -> str:

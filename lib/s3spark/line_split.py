@@ -18,6 +18,9 @@ The results are the CSV reader's, row for row, bad rows included, by constructio
 * Blank lines (only characters up to U+0020) are skipped, as the CSV reader skips them; an empty field is
   null, as with the CSV reader's default ``nullValue``.
 
+The split and the integer check are our own expressions (``expressions``: one pass over the line's bytes)
+when the session loaded them, and Spark's ``split()`` and casts otherwise; the results are the same.
+
 It applies when lines are records (no ``multiLine``), there is no header line to skip (the text source
 cannot tell a file's first line), the encoding is UTF-8 and every column has a type listed in
 ``_PLAIN_FORMS``. ``unsupported_reason`` says why not otherwise, and the CSV reader is used.
@@ -25,7 +28,7 @@ cannot tell a file's first line), the encoding is UTF-8 and every column has a t
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     BooleanType,
@@ -39,6 +42,8 @@ from pyspark.sql.types import (
     StringType,
     StructType,
 )
+
+from s3spark import expressions
 
 # Integers are checked by the length of their text (cheaper than a regular expression); this one marks them.
 _INTEGER = r"^-?[0-9]+$"
@@ -109,12 +114,17 @@ def parse_lines(
     line = F.col("value")
     # split() once per line: the fields are a column of their own that the checks and casts below index.
     fields = F.col(_FIELDS_COLUMN)
+    spark = lines.sparkSession
+    own = expressions.usable(spark, delimiter, quote)
+    if own:
+        # A line with the quote character comes out with no fields, so its field count is wrong.
+        split_line = expressions.split_on_byte(spark, line, delimiter, quote)
+    else:
+        split_line = F.split(line, split_pattern(delimiter), -1)
     # The CSV reader skips blank lines; most lines start with a printable character, which is checked first
     # (comparing bytes: ascii() would make a Java string of the first character, per line).
-    split = lines.where((line >= "!") | line.rlike(_NOT_BLANK)).select(
-        line, F.split(line, split_pattern(delimiter), -1).alias(_FIELDS_COLUMN)
-    )
-    plain, fast_values = _plain_and_values(schema, fields, line, quote)
+    split = lines.where((line >= "!") | line.rlike(_NOT_BLANK)).select(line, split_line.alias(_FIELDS_COLUMN))
+    plain, fast_values = _plain_and_values(schema, fields, line, quote, spark if own else None)
     # A nondeterministic term (always true) keeps Spark from pushing a filter on the flag, such as dropping
     # malformed rows, below this projection: there it would repeat split() for every field it checks.
     plain = plain & (F.spark_partition_id() >= 0)
@@ -149,10 +159,18 @@ def parse_lines(
     )
 
 
-def _plain_and_values(schema: StructType, fields: Column, line: Column, quote: str) -> tuple[Column, list[Column]]:
-    """Whether a line is plain (see the module docstring), and each column's value when it is."""
-    # NUL is the CSV parser's quote character when quoting is off; with a quote character it is an ordinary one.
-    plain = (F.size(fields) == len(schema.fields)) & ~line.contains(quote or "\u0000")
+def _plain_and_values(
+    schema: StructType, fields: Column, line: Column, quote: str, own: SparkSession | None
+) -> tuple[Column, list[Column]]:
+    """Whether a line is plain (see the module docstring), and each column's value when it is.
+
+    ``own`` is the session when the fields come from ``expressions.split_on_byte`` (which already checked for
+    the quote character) and its integer check is used; None for Spark's built-in expressions.
+    """
+    plain = F.size(fields) == len(schema.fields)
+    if own is None:
+        # NUL is the CSV parser's quote character when quoting is off; with a quote it is an ordinary one.
+        plain = plain & ~line.contains(quote or "\u0000")
     values: list[Column] = []
     for index, column in enumerate(schema.fields):
         text = fields.getItem(index)
@@ -163,6 +181,10 @@ def _plain_and_values(schema: StructType, fields: Column, line: Column, quote: s
         if isinstance(column.dataType, BooleanType):
             value = F.lower(text) == "true"
             plain = plain & ((text == "") | text.rlike(form))
+        elif form is _INTEGER and own is not None:
+            # The same test as below, in one pass over the text's bytes.
+            value = expressions.canonical_integer(own, text, column.dataType)
+            plain = plain & ((text == "") | value.isNotNull())
         elif form is _INTEGER:
             # The text is exactly as long as the value prints: every digit of a non-zero value is in its text,
             # so anything more ("+5", "007", " 5", "5.0") makes it longer; zero must be "0" (the cast reads "."

@@ -10,6 +10,7 @@ CONF_DIR = REPO_ROOT / "conf"
 PROFILE_DIR = CONF_DIR / "profiles"
 SCHEMA_DIR = CONF_DIR / "schemas"
 JAR_PINS_DIR = CONF_DIR / "jars"
+JAVA_SOURCE_DIR = REPO_ROOT / "lib" / "java"
 LOG4J_CONFIG = CONF_DIR / "log4j2.properties"
 LOG4J_VERBOSE_CONFIG = CONF_DIR / "log4j2-verbose.properties"
 

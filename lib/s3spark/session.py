@@ -8,6 +8,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 from s3spark import class_archive as archives
+from s3spark import expressions
 from s3spark.jars import ensure_jars
 from s3spark.paths import LOG4J_CONFIG, LOG4J_VERBOSE_CONFIG, PROFILE_DIR
 from s3spark.profiles import load_profile
@@ -37,7 +38,9 @@ def is_local(master: str | None) -> bool:
 def spark_properties(
     profile: str | None = None, fetch_jars: bool = True, master: str | None = None, class_archive: str = "use"
 ) -> dict[str, str]:
-    """Every Spark property a job needs: the merged profile, the pinned jars and the logging config.
+    """Every Spark property a job needs: the merged profile, the jars and the logging config.
+
+    The jars are the pinned ones and the fast path's own expressions (``expressions``, built when missing).
 
     A local master also gets conf/profiles/snippets/local-master.conf (after base, before the profile's
     layers): settings that only make sense when the executors run inside the driver's JVM.
@@ -53,6 +56,9 @@ def spark_properties(
     props = dict(loaded.properties)
     props[PROFILE_KEY] = loaded.spec
     jars = [str(path) for path in ensure_jars(fetch_missing=fetch_jars)]
+    own_expressions = expressions.ensure_jar(build=fetch_jars)
+    if own_expressions:
+        jars.append(str(own_expressions))
     jars = [*filter(None, props.pop("spark.jars", "").split(",")), *jars]
     if is_local(master):
         key, separator = "spark.driver.extraClassPath", os.pathsep
