@@ -200,11 +200,13 @@ def test_library_zip_is_keyed_by_content(tmp_path):
     assert zipfile.ZipFile(changed).read("s3spark/mod.py") == b"X = 2\n"
 
 
+OWN_JAR = "s3spark-expressions-0123456789abcdef.jar"
+
+
 def plan_for(master: str, *spark_args: str, env: dict | None = None, job: str | None = None):
+    pinned = [str(jars_cache() / n) for n in ("hadoop-aws-3.3.4.jar", "aws-java-sdk-bundle-1.12.262.jar")]
     props = {
-        "spark.jars": ",".join(
-            str(jars_cache() / n) for n in ("hadoop-aws-3.3.4.jar", "aws-java-sdk-bundle-1.12.262.jar")
-        ),
+        "spark.jars": ",".join([*pinned, str(expressions.expressions_dir() / OWN_JAR)]),
         "spark.executor.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{REPO_ROOT}/conf/log4j2.properties",
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{REPO_ROOT}/conf/log4j2.properties",
         "spark.s3spark.profile": "minio",
@@ -230,7 +232,8 @@ def test_standalone_and_yarn_ship_the_zip_and_the_jars(tmp_path):
             "--py-files",
             f"{cluster_mod.library_zip()},extra.py",
         ]
-        assert plan.properties["spark.jars"].endswith("aws-java-sdk-bundle-1.12.262.jar")
+        own = expressions.expressions_dir() / OWN_JAR
+        assert plan.properties["spark.jars"].endswith(f"aws-java-sdk-bundle-1.12.262.jar,{own}")
         assert "spark.executor.extraClassPath" not in plan.properties
     chosen = plan_for("spark://h:7077", env={"S3SPARK_EXECUTOR_PYTHON": "/opt/py/bin/python"})
     assert chosen.executor_python == "/opt/py/bin/python"
@@ -238,7 +241,8 @@ def test_standalone_and_yarn_ship_the_zip_and_the_jars(tmp_path):
 
 def test_jars_already_on_the_nodes_go_on_the_class_path():
     plan = plan_for("spark://h:7077", env={"S3SPARK_NODE_JARS": "/opt/jars"})
-    assert "spark.jars" not in plan.properties
+    # Only the pinned jars are on the nodes; the driver serves ours (built here, a few KB).
+    assert plan.properties["spark.jars"] == str(expressions.expressions_dir() / OWN_JAR)
     assert plan.properties["spark.executor.extraClassPath"] == (
         "/opt/jars/hadoop-aws-3.3.4.jar:/opt/jars/aws-java-sdk-bundle-1.12.262.jar"
     )
@@ -256,6 +260,7 @@ def test_kubernetes_takes_python_jars_and_library_from_the_image():
     )
     assert client.properties["spark.driver.extraJavaOptions"].endswith(f"{REPO_ROOT}/conf/log4j2.properties")
     assert "--py-files" in client.spark_args
+    assert client.properties["spark.jars"] == str(expressions.expressions_dir() / OWN_JAR)  # the driver serves it
 
     cluster_mode = plan_for("k8s://https://kube:6443", "--deploy-mode", "cluster", *image)
     assert cluster_mode.job == "local:///opt/s3spark/jobs/csv_to_parquet.py"
@@ -265,6 +270,8 @@ def test_kubernetes_takes_python_jars_and_library_from_the_image():
     assert cluster_mode.properties["spark.driver.extraClassPath"].startswith("/opt/s3spark/cache/jars/")
     assert cluster_mode.properties["spark.driver.extraJavaOptions"].endswith("/opt/s3spark/conf/log4j2.properties")
     assert "--py-files" not in cluster_mode.spark_args
+    # A driver in a pod cannot fetch a file from this machine: the image built the same jar.
+    assert cluster_mode.properties["spark.jars"] == f"local:///opt/s3spark/cache/expressions/{OWN_JAR}"
 
 
 @pytest.mark.parametrize(

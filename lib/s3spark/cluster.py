@@ -17,6 +17,8 @@ k8s://, cluster mode   the image's copy       the image's, driver and executors 
 ``S3SPARK_EXECUTOR_PYTHON`` names another interpreter for the executors (it must exist on every node).
 ``S3SPARK_NODE_JARS=DIR`` says the pinned jars already sit in DIR on every node: the executors put them on
 their class path from there (spark.executor.extraClassPath) instead of each fetching ~290 MB from the driver.
+The jar of our own expressions (``expressions``, a few KB) ships with spark.jars from this machine in every
+case but one: a driver in a Kubernetes pod takes the image's, which its setup built from the same sources.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from s3spark.errors import UserError
+from s3spark.expressions import expressions_dir
 from s3spark.jars import jars_cache
 from s3spark.paths import REPO_ROOT, cache_dir
 from s3spark.profiles import read_properties, redact, write_properties
@@ -44,6 +47,7 @@ PACKAGE_DIR = REPO_ROOT / "lib" / "s3spark"
 IMAGE_REPO = "/opt/s3spark"
 IMAGE_PYTHON = f"{IMAGE_REPO}/.venv/bin/python"
 IMAGE_JARS = f"{IMAGE_REPO}/cache/jars"
+IMAGE_EXPRESSIONS = f"{IMAGE_REPO}/cache/expressions"
 ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # fixed timestamps: the same sources give the same zip, byte for byte
 STALE_ZIP_S = 86_400
 JAVA_OPTIONS = {"driver": "spark.driver.extraJavaOptions", "executor": "spark.executor.extraJavaOptions"}
@@ -248,6 +252,14 @@ def prepare(
     else:
         shipper = "YARN uploads them" if kind == YARN else "the driver serves them"
         plan.notes.append(f"the pinned jars ship with spark.jars ({shipper})")
+    if in_image:
+        # Our own expressions' jar: the image's setup built it from the same sources (the same name).
+        props["spark.jars"] = ",".join(
+            f"local://{IMAGE_EXPRESSIONS}/{Path(jar).name}" if Path(jar).parent == expressions_dir() else jar
+            for jar in filter(None, props.get("spark.jars", "").split(","))
+        )
+        if not props["spark.jars"]:
+            props.pop("spark.jars")
 
     # Paths into this repository in JVM options (log4j2 configuration) as the image sees them.
     if image_side:
