@@ -78,11 +78,11 @@ def ensure_jar(build: bool = True) -> Path | None:
         return path if path.exists() else None
     javac = find_javac()
     if javac is None:
-        print(
-            "note: no javac found, so the fast path's own expressions are not built and it uses Spark's split() "
+        _note_once(
+            path,
+            "no javac found, so the fast path's own expressions are not built and it uses Spark's split() "
             "instead (same results, slower); install a JDK (e.g. openjdk-17-jdk-headless) and run "
             "./spark-submit.sh --setup",
-            file=sys.stderr,
         )
         return None
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -94,11 +94,7 @@ def ensure_jar(build: bool = True) -> Path | None:
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
             first = (result.stderr.strip().splitlines() or ["no output"])[0]
-            print(
-                f"note: javac could not build the fast path's own expressions ({first}); "
-                "the fast path uses Spark's split() instead",
-                file=sys.stderr,
-            )
+            _note_once(path, f"javac could not build the fast path's own expressions ({first}); using Spark's split()")
             return None
         jar = Path(tmp) / path.name
         with zipfile.ZipFile(jar, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -106,6 +102,16 @@ def ensure_jar(build: bool = True) -> Path | None:
                 archive.write(item, item.relative_to(classes).as_posix())
         jar.replace(path)
     return path
+
+
+def _note_once(jar: Path, message: str) -> None:
+    """Print why there is no jar the first time only: every job run looks for it."""
+    marker = jar.with_suffix(".missing")
+    if marker.exists() and marker.read_text() == message:
+        return
+    print(f"note: {message}", file=sys.stderr)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(message)
 
 
 def usable(spark: SparkSession, delimiter: str, quote: str) -> bool:
