@@ -1,6 +1,5 @@
 package s3spark;
 
-import java.io.Serializable;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext;
@@ -9,8 +8,6 @@ import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.unsafe.Platform;
 import org.apache.spark.unsafe.types.UTF8String;
-import scala.collection.IndexedSeq;
-import scala.collection.Seq;
 
 /**
  * The integer whose canonical text (as Java prints it: no sign but '-', no leading zero, no spaces) a string
@@ -19,16 +16,15 @@ import scala.collection.Seq;
  * <p>One pass over the bytes replaces a cast, a length check and a printed-length comparison in Catalyst.
  * BIGINT's minimum is never accepted (its text goes to the CSV parser, which reads it right).
  */
-public final class CanonicalInteger extends Expression implements Serializable {
+public final class CanonicalInteger extends OneChildExpression {
   private static final long NOT_CANONICAL = Long.MIN_VALUE;
-  private final Expression text;
   private final int bits;
 
   public CanonicalInteger(Expression text, int bits) {
+    super(text, bits);
     if (bits != 8 && bits != 16 && bits != 32 && bits != 64) {
       throw new IllegalArgumentException("bits must be 8, 16, 32 or 64");
     }
-    this.text = text;
     this.bits = bits;
   }
 
@@ -75,7 +71,7 @@ public final class CanonicalInteger extends Expression implements Serializable {
 
   @Override
   public Object eval(InternalRow row) {
-    Object value = text.eval(row);
+    Object value = child.eval(row);
     if (value == null) {
       return null;
     }
@@ -89,7 +85,7 @@ public final class CanonicalInteger extends Expression implements Serializable {
 
   @Override
   public ExprCode doGenCode(CodegenContext ctx, ExprCode ev) {
-    ExprCode input = text.genCode(ctx);
+    ExprCode input = child.genCode(ctx);
     String parsed = ctx.freshName("parsed");
     String code = input.code() + "\n"
         + "boolean " + ev.isNull() + " = true;\n"
@@ -102,7 +98,7 @@ public final class CanonicalInteger extends Expression implements Serializable {
         + "    " + ev.value() + " = (" + javaType() + ") " + parsed + ";\n"
         + "  }\n"
         + "}";
-    return ev.copy(Scala.block(code), ev.isNull(), ev.value());
+    return withCode(ev, code);
   }
 
   @Override
@@ -117,43 +113,12 @@ public final class CanonicalInteger extends Expression implements Serializable {
   }
 
   @Override
-  public Seq<Expression> children() {
-    return Scala.seq(text);
-  }
-
-  @Override
-  public Expression withNewChildrenInternal(IndexedSeq<Expression> children) {
-    return new CanonicalInteger(children.apply(0), bits);
+  protected Expression withChild(Expression newChild) {
+    return new CanonicalInteger(newChild, bits);
   }
 
   @Override
   public String prettyName() {
     return "canonical_integer";
-  }
-
-  @Override
-  public int productArity() {
-    return 2;
-  }
-
-  @Override
-  public Object productElement(int n) {
-    return n == 0 ? text : (Object) bits;
-  }
-
-  @Override
-  public boolean canEqual(Object other) {
-    return other instanceof CanonicalInteger;
-  }
-
-  @Override
-  public boolean equals(Object other) {
-    return other instanceof CanonicalInteger && bits == ((CanonicalInteger) other).bits
-        && text.equals(((CanonicalInteger) other).text);
-  }
-
-  @Override
-  public int hashCode() {
-    return text.hashCode() * 31 + bits;
   }
 }

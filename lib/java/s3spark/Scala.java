@@ -1,6 +1,5 @@
 package s3spark;
 
-import java.util.Arrays;
 import java.util.Collections;
 import org.apache.spark.sql.catalyst.expressions.codegen.Block;
 import org.apache.spark.sql.catalyst.expressions.codegen.CodeBlock;
@@ -12,9 +11,8 @@ import scala.collection.Seq;
 final class Scala {
   private Scala() {}
 
-  @SafeVarargs
-  static <T> Seq<T> seq(T... items) {
-    return JavaConverters.asScalaBuffer(Arrays.asList(items)).toSeq();
+  static <T> Seq<T> seq(T item) {
+    return JavaConverters.asScalaBuffer(Collections.singletonList(item)).toSeq();
   }
 
   /** Generated Java code as a Block, like Spark's code"..." interpolator with no inputs. */

@@ -1,6 +1,5 @@
 package s3spark;
 
-import java.io.Serializable;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext;
@@ -12,8 +11,6 @@ import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.unsafe.Platform;
 import org.apache.spark.unsafe.types.UTF8String;
-import scala.collection.IndexedSeq;
-import scala.collection.Seq;
 
 /**
  * split(line, delimiter, -1) for a one-byte ASCII delimiter, on the line's bytes; and an empty array for a
@@ -23,17 +20,16 @@ import scala.collection.Seq;
  * Here the fields are views of the line's own bytes. A line with bytes above 0x7F is decoded and encoded
  * once first, as split() does, so invalid UTF-8 becomes U+FFFD exactly as there.
  */
-public final class SplitOnByte extends Expression implements Serializable {
+public final class SplitOnByte extends OneChildExpression {
   private static final ArrayData NO_FIELDS = new GenericArrayData(new Object[0]);
-  private final Expression line;
   private final int delimiter;
   private final int quote;
 
   public SplitOnByte(Expression line, int delimiter, int quote) {
+    super(line, delimiter, quote);
     if (delimiter < 0 || delimiter > 0x7F || quote < 0 || quote > 0x7F || delimiter == quote) {
       throw new IllegalArgumentException("delimiter and quote must be two different ASCII characters");
     }
-    this.line = line;
     this.delimiter = delimiter;
     this.quote = quote;
   }
@@ -75,13 +71,13 @@ public final class SplitOnByte extends Expression implements Serializable {
 
   @Override
   public Object eval(InternalRow row) {
-    Object value = line.eval(row);
+    Object value = child.eval(row);
     return value == null ? null : split((UTF8String) value, (byte) delimiter, (byte) quote);
   }
 
   @Override
   public ExprCode doGenCode(CodegenContext ctx, ExprCode ev) {
-    ExprCode input = line.genCode(ctx);
+    ExprCode input = child.genCode(ctx);
     String code = input.code() + "\n"
         + "boolean " + ev.isNull() + " = " + input.isNull() + ";\n"
         + ArrayData.class.getName() + " " + ev.value() + " = null;\n"
@@ -89,7 +85,7 @@ public final class SplitOnByte extends Expression implements Serializable {
         + "  " + ev.value() + " = s3spark.SplitOnByte.split(" + input.value() + ", (byte) " + delimiter
         + ", (byte) " + quote + ");\n"
         + "}";
-    return ev.copy(Scala.block(code), ev.isNull(), ev.value());
+    return withCode(ev, code);
   }
 
   @Override
@@ -99,50 +95,16 @@ public final class SplitOnByte extends Expression implements Serializable {
 
   @Override
   public boolean nullable() {
-    return line.nullable();
+    return child.nullable();
   }
 
   @Override
-  public Seq<Expression> children() {
-    return Scala.seq(line);
-  }
-
-  @Override
-  public Expression withNewChildrenInternal(IndexedSeq<Expression> children) {
-    return new SplitOnByte(children.apply(0), delimiter, quote);
+  protected Expression withChild(Expression newChild) {
+    return new SplitOnByte(newChild, delimiter, quote);
   }
 
   @Override
   public String prettyName() {
     return "split_on_byte";
-  }
-
-  @Override
-  public int productArity() {
-    return 3;
-  }
-
-  @Override
-  public Object productElement(int n) {
-    return n == 0 ? line : n == 1 ? (Object) delimiter : (Object) quote;
-  }
-
-  @Override
-  public boolean canEqual(Object other) {
-    return other instanceof SplitOnByte;
-  }
-
-  @Override
-  public boolean equals(Object other) {
-    if (!(other instanceof SplitOnByte)) {
-      return false;
-    }
-    SplitOnByte that = (SplitOnByte) other;
-    return delimiter == that.delimiter && quote == that.quote && line.equals(that.line);
-  }
-
-  @Override
-  public int hashCode() {
-    return (line.hashCode() * 31 + delimiter) * 31 + quote;
   }
 }
