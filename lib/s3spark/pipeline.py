@@ -187,12 +187,14 @@ def _convert(
         raise UserError(f"--partition-by column {missing[0]!r} is not in the output; columns are: {', '.join(columns)}")
     if request.on_bad_rows is BadRowPolicy.QUARANTINE:
         prepared.quarantine_malformed(output.mode)
+    listed: list[storage.ParquetOutput] = []
     if counted_in_output:
         rows = prepared.rows
 
         def rows_out() -> int:
             # The files' footers hold their row counts: counting reads nothing else.
-            counted = storage.parquet_rows(spark, output.uri)
+            listed.append(storage.parquet_output(spark, output.uri))
+            counted = listed[0].rows
             return counted if counted is not None else spark.read.schema(rows.schema).parquet(output.uri).count()
     else:
         rows, rows_out = prepared.observed_rows()
@@ -213,7 +215,7 @@ def _convert(
         summary.table_version = commit.version
         summary.bytes_written = commit.bytes if commit.bytes is not None else 0
     else:
-        summary.bytes_written = storage.data_bytes(spark, output.uri)
+        summary.bytes_written = listed[0].bytes if listed else storage.data_bytes(spark, output.uri)
 
 
 def rows_countable_in_output(request: ReadRequest, output: OutputSpec, fallback: bool) -> bool:
