@@ -187,7 +187,7 @@ def _convert(
         raise UserError(f"--partition-by column {missing[0]!r} is not in the output; columns are: {', '.join(columns)}")
     if request.on_bad_rows is BadRowPolicy.QUARANTINE:
         prepared.quarantine_malformed(output.mode)
-    listed: list[storage.ParquetOutput] = []
+    listed: list[storage.ParquetOutput] = []  # the listing that counts the rows also sizes the output
     if counted_in_output:
         rows = prepared.rows
 
