@@ -187,17 +187,7 @@ def _convert(
         raise UserError(f"--partition-by column {missing[0]!r} is not in the output; columns are: {', '.join(columns)}")
     if request.on_bad_rows is BadRowPolicy.QUARANTINE:
         prepared.quarantine_malformed(output.mode)
-    listed: list[storage.ParquetOutput] = []  # the listing that counts the rows also sizes the output
-    if counted_in_output:
-        rows = prepared.rows
-
-        def rows_out() -> int:
-            # The files' footers hold their row counts: counting reads nothing else.
-            listed.append(storage.parquet_output(spark, output.uri))
-            counted = listed[0].rows
-            return counted if counted is not None else spark.read.schema(rows.schema).parquet(output.uri).count()
-    else:
-        rows, rows_out = prepared.observed_rows()
+    rows, rows_out = (prepared.rows, None) if counted_in_output else prepared.observed_rows()
     started_ms = int(time.time() * 1000)
     write_table(spark, rows, output)
     if output.mode in ("error", "overwrite"):
@@ -206,7 +196,16 @@ def _convert(
             print(
                 f"aborted {aborted} pending multipart uploads left under {output.uri} by earlier runs", file=sys.stderr
             )
-    summary.rows_written = rows_out()
+    written = None
+    if rows_out is None:
+        # The files' footers hold their row counts (counting reads nothing else); the same listing sizes the output.
+        written = storage.parquet_output(spark, output.uri)
+        if written.rows is not None:
+            summary.rows_written = written.rows
+        else:
+            summary.rows_written = spark.read.schema(rows.schema).parquet(output.uri).count()
+    else:
+        summary.rows_written = rows_out()
     read = {"rows": summary.rows_written, "malformed": 0} if counted_in_output else prepared.read_stats.get
     prepared.account(read, summary.rows_written)
     if output.format == "delta":
@@ -215,7 +214,7 @@ def _convert(
         summary.table_version = commit.version
         summary.bytes_written = commit.bytes if commit.bytes is not None else 0
     else:
-        summary.bytes_written = listed[0].bytes if listed else storage.data_bytes(spark, output.uri)
+        summary.bytes_written = written.bytes if written else storage.data_bytes(spark, output.uri)
 
 
 def rows_countable_in_output(request: ReadRequest, output: OutputSpec, fallback: bool) -> bool:
